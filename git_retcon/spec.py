@@ -1,0 +1,541 @@
+"""The history spec: a TOML file of logical commits, parsed, validated and written back.
+
+Errors are one line naming file, line and field, because users edit this file by hand.
+"""
+from __future__ import annotations
+
+import bisect
+import copy
+import difflib
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, time
+from typing import Any
+
+import tomli
+
+from git_retcon.errors import RetconError
+
+
+class SpecError(RetconError):
+    """The spec cannot be parsed, is invalid, or cannot be written."""
+
+
+# --- model -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CommitCreated:
+    sha: str
+
+
+@dataclass(frozen=True)
+class Stuck:
+    summary: str
+
+
+@dataclass(frozen=True)
+class Resolved:
+    text: str
+
+
+@dataclass(frozen=True)
+class Complete:
+    pass
+
+
+Entry = CommitCreated | Stuck | Resolved | Complete
+
+_STATE_OF = {CommitCreated: "in-progress", Stuck: "stuck", Resolved: "resolved", Complete: "complete"}
+
+
+@dataclass
+class LogicalCommit:
+    message: str
+    hints: str = ""
+    paths: list[str] = field(default_factory=list)
+    history: list[Entry] = field(default_factory=list)
+
+    @property
+    def state(self) -> str:
+        return _STATE_OF[type(self.history[-1])] if self.history else "pending"
+
+    @property
+    def created(self) -> list[str]:
+        return [e.sha for e in self.history if isinstance(e, CommitCreated)]
+
+    @property
+    def summary(self) -> str:
+        # Like git's subject: leading blank lines do not count.
+        for line in self.message.split("\n"):
+            if line.strip():
+                return line.strip()
+        return ""
+
+
+@dataclass
+class Spec:
+    source: str
+    remote: str
+    cleaned: str
+    commits: list[LogicalCommit]
+    build: str | None = None
+    test: str | None = None
+    timeout: int | None = None
+    model: str | None = None
+
+    def current(self) -> int | None:
+        for i, c in enumerate(self.commits):
+            if c.state != "complete":
+                return i
+        return None
+
+    @property
+    def state(self) -> str:
+        states = [c.state for c in self.commits]
+        if all(s == "complete" for s in states):
+            return "complete"
+        if "stuck" in states:
+            return "stuck"
+        if any(c.history for c in self.commits):
+            return "in-progress"
+        return "pending"
+
+    def copy(self) -> Spec:
+        return copy.deepcopy(self)
+
+
+# --- locating keys in the text (tomli gives values, not positions) -----------
+
+
+@dataclass
+class _Table:
+    line: int
+    keys: dict[str, int] = field(default_factory=dict)  # key -> line of "key ="
+    items: dict[str, list[int]] = field(default_factory=dict)  # array key -> line of each element
+
+
+_BARE = re.compile(r"[A-Za-z0-9_-]+")
+_SCALAR = re.compile(r"[^\s,\]}#]+")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+class _Scanner:
+    """A minimal TOML walker over text tomli already accepted: records where keys are."""
+
+    def __init__(self, text: str) -> None:
+        self.t, self.i = text, 0
+        self.newlines = [i for i, c in enumerate(text) if c == "\n"]
+        self.top = _Table(1)
+        self.commits: list[_Table] = []
+
+    def line(self, pos: int) -> int:
+        return bisect.bisect_left(self.newlines, pos) + 1
+
+    def trivia(self, newlines: bool) -> None:
+        t = self.t
+        while self.i < len(t):
+            c = t[self.i]
+            if c in " \t" or (newlines and c in "\r\n"):
+                self.i += 1
+            elif c == "#":
+                end = t.find("\n", self.i)
+                self.i = len(t) if end < 0 else end
+            else:
+                return
+
+    def string(self) -> str:
+        t, i = self.t, self.i
+        q = t[i]
+        if t.startswith(q * 3, i):
+            j = i + 3
+            while not t.startswith(q * 3, j):
+                j += 2 if q == '"' and t[j] == "\\" else 1
+            run = 3
+            while run < 5 and j + run < len(t) and t[j + run] == q:
+                run += 1  # up to two quotes may end the content, right before the delimiter
+            j += run
+        else:
+            j = i + 1
+            while t[j] != q:
+                j += 2 if q == '"' and t[j] == "\\" else 1
+            j += 1
+        self.i = j
+        return t[i:j]
+
+    def key(self) -> list[str]:
+        segs: list[str] = []
+        while True:
+            self.trivia(False)
+            if self.t[self.i] in "\"'":
+                segs.append(tomli.loads("k = " + self.string())["k"])
+            else:
+                m = _BARE.match(self.t, self.i)
+                assert m
+                segs.append(m.group())
+                self.i = m.end()
+            self.trivia(False)
+            if self.t[self.i] != ".":
+                return segs
+            self.i += 1
+
+    def value(self, record: list[int] | None) -> None:
+        t = self.t
+        c = t[self.i]
+        if c in "\"'":
+            self.string()
+        elif c == "[":
+            self.i += 1
+            while True:
+                self.trivia(True)
+                if t[self.i] == "]":
+                    self.i += 1
+                    return
+                if record is not None:
+                    record.append(self.line(self.i))
+                self.value(None)
+                self.trivia(True)
+                if t[self.i] == ",":
+                    self.i += 1
+        elif c == "{":
+            self.i += 1
+            while True:
+                self.trivia(True)
+                if t[self.i] == "}":
+                    self.i += 1
+                    return
+                self.key()
+                self.i += 1  # '='
+                self.trivia(False)
+                self.value(None)
+                self.trivia(True)
+                if t[self.i] == ",":
+                    self.i += 1
+        else:
+            m = _SCALAR.match(t, self.i)
+            assert m
+            self.i = m.end()
+            # A local date-time may use a space between date and time.
+            if _DATE.fullmatch(m.group()) and t[self.i : self.i + 1] == " " and t[self.i + 1 : self.i + 2].isdigit():
+                self.i += 1
+                self.value(None)
+
+    def scan(self) -> None:
+        t = self.t
+        cur = self.top
+        while True:
+            self.trivia(True)
+            if self.i >= len(t):
+                return
+            pos = self.i
+            ln = self.line(pos)
+            if t[pos] == "[":
+                array = t.startswith("[[", pos)
+                self.i += 2 if array else 1
+                segs = self.key()
+                self.i += 2 if array else 1
+                cur = _Table(ln)  # keys of tables we do not model are not recorded
+                if segs == ["commit"] and array:
+                    self.commits.append(cur)
+                elif segs[0] == "commit" and len(segs) > 1 and self.commits:
+                    self.commits[-1].keys.setdefault(segs[1], ln)
+                else:
+                    self.top.keys.setdefault(segs[0], ln)
+            else:
+                segs = self.key()
+                self.i += 1  # '='
+                self.trivia(False)
+                cur.keys.setdefault(segs[0], ln)
+                record = None
+                if len(segs) == 1 and segs[0] not in cur.items:
+                    record = cur.items[segs[0]] = []
+                self.value(record)
+
+
+class _Where:
+    """Line numbers for error messages; falls back to sensible lines when unknown."""
+
+    def __init__(self, text: str) -> None:
+        s = _Scanner(text)
+        try:
+            s.scan()
+        except Exception:  # noqa: BLE001 - positions are a courtesy; never mask the real error
+            pass
+        self.top = s.top
+        self.commits = s.commits or [_Table(n) for n in s.top.items.get("commit", [])]
+
+    def at(self, key: str | None = None) -> int:
+        return self.top.keys.get(key, 1) if key else 1
+
+    def commit(self, k: int, key: str | None = None) -> int:
+        if k >= len(self.commits):
+            return self.at("commit")
+        table = self.commits[k]
+        return table.keys.get(key, table.line) if key else table.line
+
+    def item(self, k: int, key: str, j: int) -> int:
+        lines = self.commits[k].items.get(key, []) if k < len(self.commits) else []
+        return lines[j] if j < len(lines) else self.commit(k, key)
+
+
+# --- parsing and validation --------------------------------------------------
+
+_TOP = ("source", "remote", "cleaned", "build", "test", "timeout", "model", "commit")
+_COMMIT = ("message", "hints", "paths", "history")
+_ENTRY = ("commit_created", "stuck", "resolved")
+_BRANCH_HELP = {
+    "source": 'name the branch with the messy history, e.g. source = "feature-x"',
+    "remote": 'name the upstream branch, e.g. remote = "origin/main"',
+    "cleaned": 'name the branch to create, e.g. cleaned = "feature-x-clean"',
+}
+_ENTRY_HELP = 'use "complete", { commit_created = "<sha>" }, { stuck = "..." } or { resolved = "..." }'
+_HEX = re.compile(r"[0-9a-fA-F]{4,40}")
+_BAD_BRANCH = re.compile(r"[\s\x00-\x1f\x7f]")
+
+
+def _q(value: object) -> str:
+    """A user value quoted on one line, cut short so the message stays one line."""
+    r = repr(value)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+def _type(value: object) -> str:
+    for kind, name in (
+        (bool, "a boolean"), (int, "an integer"), (float, "a float"), (str, "a string"),
+        (list, "an array"), (dict, "a table"), (datetime, "a date-time"), (date, "a date"), (time, "a time"),
+    ):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
+
+
+def _unknown(name: str, allowed: tuple[str, ...], what: str = "field") -> str:
+    close = difflib.get_close_matches(name, allowed, n=1)
+    if close:
+        return f"unknown {what} {_q(name)} (did you mean {_q(close[0])}?)"
+    return f"unknown {what} {_q(name)}: remove it; allowed are {', '.join(allowed)}"
+
+
+class _Parser:
+    def __init__(self, text: str, filename: str) -> None:
+        self.text, self.filename = text, filename
+
+    def error(self, line: int, msg: str) -> SpecError:
+        return SpecError(f"{self.filename} line {line}: {msg}".replace("\n", " "))
+
+    def fail(self, msg: str, key: str | None = None, k: int | None = None, j: int | None = None) -> SpecError:
+        """An error at a top-level key, commit k's key, or element j of commit k's array key."""
+        # Only errors need positions, so valid specs skip the scan.
+        w = _Where(self.text)
+        if k is None:
+            line = w.at(key)
+        elif j is None:
+            line = w.commit(k, key)
+        else:
+            line = w.item(k, key or "", j)
+        where = "" if k is None else f"commit {k + 1}: "
+        where += "" if j is None else f"{key} entry {j + 1}: "
+        return self.error(line, where + msg)
+
+    def run(self) -> Spec:
+        try:
+            data = tomli.loads(self.text)
+        except tomli.TOMLDecodeError as exc:
+            line = getattr(exc, "lineno", None)
+            if line is None:
+                m = re.search(r"at line (\d+)", str(exc))
+                line = int(m.group(1)) if m else 0
+            last = max(1, len(self.text.splitlines()))
+            # "At end of document" points past a final newline, at a line editors do not show.
+            raise self.error(last if not line or line > last else line, f"TOML syntax error: {exc}") from None
+        for key in data:
+            if key not in _TOP:
+                raise self.fail(_unknown(key, _TOP), key)
+        source, remote, cleaned = (self.branch(data, name) for name in ("source", "remote", "cleaned"))
+        for other, value in (("source", source), ("remote", remote)):
+            if cleaned == value:
+                raise self.fail(f"'cleaned' is the same branch as '{other}' ({_q(value)}): name a new branch", "cleaned")
+        build, test, model = (self.optional_str(data, name) for name in ("build", "test", "model"))
+        timeout = data.get("timeout")
+        if timeout is not None and (type(timeout) is not int or timeout <= 0):
+            got = _q(timeout) if type(timeout) is int else _type(timeout)
+            raise self.fail(f"'timeout' must be a positive integer of seconds, not {got}: e.g. timeout = 600", "timeout")
+        raw = data.get("commit")
+        if raw is None or raw == []:
+            raise self.fail("no [[commit]] entries: add at least one logical commit", "commit")
+        if not isinstance(raw, list):
+            raise self.fail(f"'commit' must be an array of tables, not {_type(raw)}: write each as [[commit]]", "commit")
+        commits = [self.commit(k, c) for k, c in enumerate(raw)]
+        return Spec(source, remote, cleaned, commits, build=build, test=test, timeout=timeout, model=model)
+
+    def branch(self, data: dict[str, Any], name: str) -> str:
+        value, help = data.get(name), _BRANCH_HELP[name]
+        if value is None:
+            raise self.fail(f"'{name}' is missing: {help}", name)
+        if not isinstance(value, str):
+            raise self.fail(f"'{name}' must be a string, not {_type(value)}: {help}", name)
+        if not value:
+            raise self.fail(f"'{name}' is empty: {help}", name)
+        if _BAD_BRANCH.search(value):
+            raise self.fail(f"'{name}' contains whitespace or control characters ({_q(value)}): {help}", name)
+        return value
+
+    def optional_str(self, data: dict[str, Any], name: str) -> str | None:
+        value = data.get(name)
+        if value is not None and (not isinstance(value, str) or not value):
+            got = "empty" if value == "" else _type(value)
+            raise self.fail(f"'{name}' must be a non-empty string, not {got}: give it a value or remove the line", name)
+        return value
+
+    def commit(self, k: int, raw: object) -> LogicalCommit:
+        if not isinstance(raw, dict):
+            raise self.fail(f"must be a table, not {_type(raw)}: write it as [[commit]] with message = \"...\"", k=k)
+        for key in raw:
+            if key not in _COMMIT:
+                raise self.fail(_unknown(key, _COMMIT), key, k)
+        message = raw.get("message")
+        if message is None:
+            raise self.fail("'message' is missing: add message = \"...\" under this [[commit]]", k=k)
+        if not isinstance(message, str) or not message:
+            got = "empty" if message == "" else _type(message)
+            raise self.fail(f"'message' must be a non-empty string, not {got}: write the commit message", "message", k)
+        hints = raw.get("hints", "")
+        if not isinstance(hints, str):
+            raise self.fail(f"'hints' must be a string, not {_type(hints)}: e.g. hints = \"\"\"...\"\"\"", "hints", k)
+        return LogicalCommit(message, hints, self.paths(k, raw.get("paths", [])), self.history(k, raw.get("history", [])))
+
+    def paths(self, k: int, raw: object) -> list[str]:
+        if not isinstance(raw, list):
+            raise self.fail(f"'paths' must be an array of strings, not {_type(raw)}: e.g. paths = [\"src/*.py\"]", "paths", k)
+        for j, p in enumerate(raw):
+            if not isinstance(p, str) or not p:
+                got = "empty" if p == "" else _type(p)
+                raise self.fail(f"must be a non-empty string, not {got}: write a glob such as \"src/*.py\"", "paths", k, j)
+            # Git paths use '/' only; a drive letter is refused too, as it is surely a mistake.
+            if p.startswith("/") or re.match(r"[A-Za-z]:[/\\]", p):
+                raise self.fail(f"{_q(p)} is absolute: write it relative to the repository root", "paths", k, j)
+            if ".." in p.split("/"):
+                raise self.fail(f"{_q(p)} has a '..' component: write it relative to the repository root", "paths", k, j)
+        return list(raw)
+
+    def history(self, k: int, raw: object) -> list[Entry]:
+        if not isinstance(raw, list):
+            raise self.fail(f"'history' must be an array, not {_type(raw)}: {_ENTRY_HELP}", "history", k)
+        out: list[Entry] = []
+        for j, e in enumerate(raw):
+            if isinstance(e, str):
+                if e != "complete":
+                    hint = "did you mean 'complete'?" if difflib.get_close_matches(e, ["complete"]) else _ENTRY_HELP
+                    raise self.fail(f"unknown entry {_q(e)}: {hint}", "history", k, j)
+                if j != len(raw) - 1:
+                    raise self.fail('"complete" must be the last entry: remove it or the entries after it', "history", k, j)
+                out.append(Complete())
+                continue
+            if not isinstance(e, dict):
+                raise self.fail(f"must be a string or an inline table, not {_type(e)}: {_ENTRY_HELP}", "history", k, j)
+            for key in e:
+                if key not in _ENTRY:
+                    raise self.fail(_unknown(key, _ENTRY, "key"), "history", k, j)
+            if len(e) != 1:
+                raise self.fail(f"must have exactly one key, not {len(e)}: {_ENTRY_HELP}", "history", k, j)
+            ((key, value),) = e.items()
+            if not isinstance(value, str):
+                raise self.fail(f"'{key}' must be a string, not {_type(value)}: {_ENTRY_HELP}", "history", k, j)
+            if key == "commit_created":
+                if not _HEX.fullmatch(value):
+                    msg = f"'commit_created' is not a commit sha ({_q(value)}): write 4 to 40 hex digits"
+                    raise self.fail(msg, "history", k, j)
+                out.append(CommitCreated(value.lower()))
+            else:
+                out.append(Stuck(value) if key == "stuck" else Resolved(value))
+        return out
+
+
+def parse(text: str, filename: str = "spec.toml") -> Spec:
+    """Parse and validate a spec; raises SpecError with file, line and field."""
+    return _Parser(text.removeprefix("\ufeff"), filename).run()
+
+
+# --- writing -----------------------------------------------------------------
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _control(c: str) -> bool:
+    return c < " " or c == "\x7f"
+
+
+def _check(s: str, what: str) -> None:
+    # A lone surrogate has no UTF-8 encoding and no TOML escape: refuse rather than lose it.
+    for c in s:
+        if "\ud800" <= c <= "\udfff":
+            raise SpecError(f"spec: {what} contains a lone surrogate U+{ord(c):04X}, which TOML cannot store: remove it")
+
+
+def _escape(c: str) -> str:
+    return _ESCAPES.get(c) or (f"\\u{ord(c):04X}" if _control(c) else c)
+
+
+def _line_str(s: str) -> str:
+    """A one-line TOML string; literal when that spares backslashes."""
+    if ("\\" in s or '"' in s) and "'" not in s and not any(_control(c) for c in s):
+        return f"'{s}'"
+    return '"' + "".join(_escape(c) for c in s) + '"'
+
+
+def _str(s: str) -> str:
+    """A TOML string; multi-line when the text has newlines, so it reads as written."""
+    if "\n" not in s:
+        return _line_str(s)
+    # The newline right after the opening delimiter is dropped by TOML, so text keeps its own.
+    if "\\" in s and "'''" not in s and not s.endswith("'") and not any(_control(c) and c not in "\t\n" for c in s):
+        return "'''\n" + s + "'''"
+    out = []
+    for i, c in enumerate(s):
+        if c in "\n\t":
+            out.append(c)
+        elif c == '"':
+            # Escaping a quote followed by a quote (or ending the text) leaves no '"""' to close early.
+            out.append('\\"' if i + 1 == len(s) or s[i + 1] == '"' else '"')
+        else:
+            out.append(_escape(c))
+    return '"""\n' + "".join(out) + '"""'
+
+
+def _entry(e: Entry) -> str:
+    if isinstance(e, CommitCreated):
+        return "{ commit_created = " + _line_str(e.sha) + " }"
+    if isinstance(e, Stuck):
+        return "{ stuck = " + _line_str(e.summary) + " }"
+    if isinstance(e, Resolved):
+        return "{ resolved = " + _line_str(e.text) + " }"
+    return '"complete"'
+
+
+def dump(spec: Spec) -> str:
+    """The spec as stable, hand-editable TOML; parse(dump(s)) == s."""
+    lines: list[str] = []
+    for name in ("source", "remote", "cleaned", "build", "test", "timeout", "model"):
+        value = getattr(spec, name)
+        if isinstance(value, int):
+            lines.append(f"{name} = {value}")
+        elif value is not None:
+            _check(value, f"'{name}'")
+            lines.append(f"{name} = {_str(value)}")
+    for k, c in enumerate(spec.commits):
+        ctx = f"commit {k + 1}"
+        lines += ["", "[[commit]]"]
+        _check(c.message, f"{ctx}: 'message'")
+        _check(c.hints, f"{ctx}: 'hints'")
+        lines.append(f"message = {_str(c.message)}")
+        lines.append(f"hints = {_str(c.hints)}")
+        if c.paths:
+            for p in c.paths:
+                _check(p, f"{ctx}: 'paths'")
+            one = "paths = [" + ", ".join(_line_str(p) for p in c.paths) + "]"
+            lines += [one] if len(one) <= 88 else ["paths = [", *(f"    {_line_str(p)}," for p in c.paths), "]"]
+        if c.history:
+            for e in c.history:
+                _check(getattr(e, "sha", "") + getattr(e, "summary", "") + getattr(e, "text", ""), f"{ctx}: 'history'")
+            lines += ["history = [", *(f"    {_entry(e)}," for e in c.history), "]"]
+    return "\n".join(lines) + "\n"

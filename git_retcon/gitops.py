@@ -1,0 +1,150 @@
+"""Small helpers over pygit2 and the git binary: opening, resolving, CAS on refs."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pygit2
+
+from .errors import RetconError
+
+# Variables git exports to hooks and aliases; inherited by our own git calls they
+# would point those calls at the user's index or work tree instead of ours.
+_GIT_LOCAL_VARS = (
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
+)
+
+
+class ConcurrentUpdate(RetconError):
+    """A compare-and-swap on a ref lost: someone else moved it."""
+
+
+def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_LOCAL_VARS}
+    env.update(extra or {})
+    return env
+
+
+def git(cwd: Path | str, *args: str, check: bool = True, input: str | None = None) -> str:
+    """Run the git binary in cwd; a failure is a RetconError carrying git's message."""
+    proc = subprocess.run(
+        ["git", *args], cwd=cwd, env=clean_env(), text=True, capture_output=True, input=input,
+    )
+    if check and proc.returncode != 0:
+        msg = proc.stderr.strip().splitlines()
+        raise RetconError(f"git {args[0]} failed: {msg[-1] if msg else 'exit ' + str(proc.returncode)}")
+    return proc.stdout
+
+
+def open_repo(cwd: Path | str | None = None) -> pygit2.Repository:
+    start = str(cwd or os.getcwd())
+    path = pygit2.discover_repository(start)
+    if path is None:
+        raise RetconError("not a git repository: run this inside the repository you want to clean up")
+    repo = pygit2.Repository(path)
+    if repo.is_bare:
+        raise RetconError("this is a bare repository: git-retcon needs a repository with a work tree")
+    return repo
+
+
+def common_dir(repo: pygit2.Repository) -> Path:
+    """The main .git directory, also when repo was opened from a linked worktree."""
+    path = Path(repo.path)
+    link = path / "commondir"
+    if link.exists():
+        return (path / link.read_text().strip()).resolve()
+    return path.resolve()
+
+
+def main_workdir(repo: pygit2.Repository) -> Path:
+    return Path(repo.workdir) if repo.workdir else common_dir(repo).parent
+
+
+def resolve_commit(repo: pygit2.Repository, name: str, what: str) -> pygit2.Commit:
+    """A branch or revision as a commit; the error names the field it came from."""
+    try:
+        obj = repo.revparse_single(name)
+        commit = obj.peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        raise RetconError(
+            f"{what} '{name}' does not exist: check the branch name (git branch -a)"
+        ) from None
+    return commit
+
+
+def ref_target(repo: pygit2.Repository, name: str) -> str | None:
+    ref = repo.references.get(name)
+    if ref is None:
+        return None
+    return str(ref.resolve().target)
+
+
+def cas_ref(repo: pygit2.Repository, name: str, new: str | None, old: str | None,
+            message: str) -> None:
+    """Move ref `name` from `old` to `new` atomically (None: absent / delete)."""
+    try:
+        with repo.transaction() as txn:
+            txn.lock_ref(name)
+            current = ref_target(repo, name)
+            if current != old:
+                raise ConcurrentUpdate(
+                    f"{name} moved while git-retcon was writing it "
+                    f"(expected {short(old)}, found {short(current)}): run the command again"
+                )
+            if new is None:
+                txn.remove(name)
+            else:
+                txn.set_target(name, new, message=message)
+    except pygit2.GitError as exc:
+        raise ConcurrentUpdate(f"could not update {name}: {exc}: run the command again") from None
+
+
+def short(sha: str | None) -> str:
+    return sha[:9] if sha else "nothing"
+
+
+_IDENT = re.compile(r"^(?P<name>.*) <(?P<email>[^>]*)> (?P<time>\d+) (?P<tz>[+-]\d{4})$")
+
+
+def signature(repo_dir: Path | str, kind: str = "AUTHOR") -> pygit2.Signature:
+    """The identity git itself would use (honours GIT_AUTHOR_* and config)."""
+    proc = subprocess.run(
+        ["git", "var", f"GIT_{kind}_IDENT"], cwd=repo_dir, env=clean_env(),
+        text=True, capture_output=True,
+    )
+    m = _IDENT.match(proc.stdout.strip()) if proc.returncode == 0 else None
+    if not m:
+        # No identity configured: git-retcon's own commits still need one.
+        return pygit2.Signature("git-retcon", "git-retcon@localhost", int(time.time()), 0)
+    tz = m["tz"]
+    offset = (int(tz[1:3]) * 60 + int(tz[3:5])) * (-1 if tz[0] == "-" else 1)
+    return pygit2.Signature(m["name"], m["email"], int(m["time"]), offset)
+
+
+def first_parent_chain(repo: pygit2.Repository, tip: str, stop: str) -> list[str]:
+    """Commits from stop (exclusive) to tip (inclusive) along first parents, oldest first."""
+    chain: list[str] = []
+    cur = repo.get(tip)
+    while cur is not None and str(cur.id) != stop:
+        chain.append(str(cur.id))
+        if not cur.parent_ids:
+            break
+        cur = repo.get(cur.parent_ids[0])
+    chain.reverse()
+    return chain
+
+
+def checked_out_in(repo: pygit2.Repository, branch_ref: str) -> Path | None:
+    """The work tree (main or linked) that has branch_ref checked out, if any."""
+    out = git(main_workdir(repo), "worktree", "list", "--porcelain")
+    path: str | None = None
+    for line in out.splitlines():
+        if line.startswith("worktree "):
+            path = line[len("worktree "):]
+        elif line == f"branch {branch_ref}" and path:
+            return Path(path)
+    return None

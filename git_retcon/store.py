@@ -1,0 +1,177 @@
+"""All of git-retcon's state, kept in git: the spec chain, notes, and the run lock.
+
+- refs/retcon/<cleaned>: a commit chain whose tree holds spec.toml; every save is
+  a new commit, moved compare-and-swap, so the spec's history is `git log` away.
+- refs/notes/retcon: JSON notes on the commits git-retcon made.
+- refs/notes/retcon-tests: JSON build/test results keyed by tree id.
+"""
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from . import spec as specmod
+from .errors import RetconError
+from .gitops import ConcurrentUpdate, cas_ref, common_dir, ref_target, short, signature
+
+SPEC_PREFIX = "refs/retcon/"
+NOTES_REF = "refs/notes/retcon"
+TESTS_REF = "refs/notes/retcon-tests"
+SPEC_FILE = "spec.toml"
+# Scratch refs for building a notes commit before it is CAS-ed into place.
+_SCRATCH_PREFIX = "refs/retcon-scratch/"
+
+
+def spec_ref(name: str) -> str:
+    return SPEC_PREFIX + name
+
+
+@dataclass
+class Stored:
+    """A spec as loaded, with the spec-chain commit it came from (for CAS)."""
+
+    name: str
+    spec: specmod.Spec
+    commit: str
+
+
+class Store:
+    def __init__(self, repo: pygit2.Repository):
+        self.repo = repo
+        self.git_dir = common_dir(repo)
+
+    # -- the spec chain ---------------------------------------------------
+
+    def names(self) -> list[str]:
+        return sorted(
+            r[len(SPEC_PREFIX):] for r in self.repo.references
+            if r.startswith(SPEC_PREFIX)
+        )
+
+    def exists(self, name: str) -> bool:
+        return ref_target(self.repo, spec_ref(name)) is not None
+
+    def load(self, name: str) -> Stored:
+        tip = ref_target(self.repo, spec_ref(name))
+        if tip is None:
+            raise RetconError(f"no spec named '{name}': see `git retcon list`")
+        commit = self.repo.get(tip)
+        try:
+            blob = commit.tree[SPEC_FILE]
+        except KeyError:
+            raise RetconError(f"{spec_ref(name)} holds no {SPEC_FILE}: it was not written by git-retcon") from None
+        text = blob.data.decode("utf-8")
+        return Stored(name, specmod.parse(text, f"{spec_ref(name)}:{SPEC_FILE}"), tip)
+
+    def save(self, spec: specmod.Spec, old: str | None, message: str) -> str:
+        """Write spec as a new commit on its chain, CAS from `old`; returns the commit."""
+        name = spec.cleaned
+        text = specmod.dump(spec)
+        builder = self.repo.TreeBuilder()
+        builder.insert(SPEC_FILE, self.repo.create_blob(text.encode("utf-8")), pygit2.GIT_FILEMODE_BLOB)
+        tree = builder.write()
+        sig = signature(self.git_dir, "COMMITTER")
+        parents = [old] if old else []
+        commit = self.repo.create_commit(None, sig, sig, message, tree, parents)
+        cas_ref(self.repo, spec_ref(name), str(commit), old, f"retcon: {message}")
+        return str(commit)
+
+    def update(self, stored: Stored, message: str) -> None:
+        """Save stored.spec over stored.commit and remember the new commit."""
+        stored.commit = self.save(stored.spec, stored.commit, message)
+
+    # -- notes ------------------------------------------------------------
+
+    def read_note(self, ref: str, target: str) -> dict[str, Any] | None:
+        try:
+            note = self.repo.lookup_note(target, ref)
+        except KeyError:
+            return None
+        try:
+            data = json.loads(note.message)
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
+
+    def write_note(self, ref: str, target: str, data: dict[str, Any]) -> None:
+        """Set the JSON note on target under ref, compare-and-swap, retrying on races.
+
+        libgit2 writes notes last-writer-wins, so the note commit is built on a
+        scratch ref and then swapped into place only if ref has not moved.
+        """
+        text = json.dumps(data, sort_keys=True, indent=1) + "\n"
+        sig = signature(self.git_dir, "COMMITTER")
+        for _ in range(20):
+            old = ref_target(self.repo, ref)
+            scratch = f"{_SCRATCH_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+            try:
+                if old:
+                    self.repo.references.create(scratch, old, force=True)
+                self.repo.create_note(text, sig, sig, target, scratch, True)
+                new = ref_target(self.repo, scratch)
+            finally:
+                if self.repo.references.get(scratch) is not None:
+                    self.repo.references.delete(scratch)
+            try:
+                cas_ref(self.repo, ref, new, old, "retcon: note")
+                return
+            except ConcurrentUpdate:
+                continue
+        raise RetconError(f"could not write a note under {ref}: it keeps changing; run again")
+
+    # -- the run lock -----------------------------------------------------
+
+    def lock(self, name: str) -> "RunLock":
+        return RunLock(self.git_dir / "retcon" / "locks" / (safe_name(name) + ".lock"), name)
+
+
+def safe_name(name: str) -> str:
+    """A file-name-safe, collision-free form of a branch name (which may hold '/')."""
+    return name.replace("%", "%25").replace("/", "%2F")
+
+
+class RunLock:
+    """An exclusive flock per spec: the kernel drops it when the process dies,
+    so a killed run never leaves a stale lock behind."""
+
+    def __init__(self, path: Path, name: str):
+        self.path = path
+        self.name = name
+        self.fd: int | None = None
+
+    def __enter__(self) -> "RunLock":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            pid = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise RetconError(
+                f"another git-retcon (pid {pid}) is working on '{self.name}': wait for it to finish or stop it"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+__all__ = [
+    "Store", "Stored", "RunLock", "spec_ref", "safe_name", "short",
+    "SPEC_PREFIX", "NOTES_REF", "TESTS_REF",
+]

@@ -1,0 +1,183 @@
+"""Running the configured build and test commands, and their results keyed by tree.
+
+A tree that was built and tested is never built or tested again with the same
+command: the result is a JSON note on the tree under refs/notes/retcon-tests.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+from .errors import RetconError
+from .gitops import clean_env
+from .store import TESTS_REF, Store
+
+DEFAULT_TIMEOUT = 600
+_KEEP_HEAD = 15
+_KEEP_TAIL = 60
+_MAX_CHARS = 6000
+_INTERESTING = re.compile(r"error|Error|ERROR|FAIL|failed|Traceback|assert|undefined|not found|No module")
+_BUILTINS = {"cd", "true", "false", "exit", "test", "[", ":", ".", "source", "set", "export", "env", "exec", "eval"}
+
+
+@dataclass
+class Result:
+    kind: str          # "build" or "test"
+    command: str
+    result: str        # pass, fail, timeout, notfound
+    seconds: float
+    exit_code: int | None
+    output: str        # trimmed to what matters
+    cached: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.result == "pass"
+
+    def reason(self) -> str:
+        """A few words for the `Building... FAIL (...)` line."""
+        if self.result == "timeout":
+            return f"timed out after {self.seconds:.0f}s"
+        if self.result == "notfound":
+            return "command not found"
+        for line in reversed(self.output.splitlines()):
+            if _INTERESTING.search(line):
+                return line.strip()[:80]
+        return f"exit {self.exit_code}"
+
+    def to_note(self) -> dict:
+        data = asdict(self)
+        data.pop("cached")
+        data.pop("kind")
+        return data
+
+
+def trim(output: str) -> str:
+    """Head, tail, and the error-looking lines between: what a reader of a log needs."""
+    lines = output.splitlines()
+    if len(lines) <= _KEEP_HEAD + _KEEP_TAIL:
+        text = "\n".join(lines)
+    else:
+        middle = [l for l in lines[_KEEP_HEAD:-_KEEP_TAIL] if _INTERESTING.search(l)][:30]
+        skipped = len(lines) - _KEEP_HEAD - _KEEP_TAIL - len(middle)
+        text = "\n".join(lines[:_KEEP_HEAD] + middle + [f"[... {skipped} lines omitted ...]"] + lines[-_KEEP_TAIL:])
+    if len(text) > _MAX_CHARS:
+        text = "[... output cut ...]\n" + text[-_MAX_CHARS:]
+    return text
+
+
+def check_command_exists(command: str, kind: str) -> None:
+    """Refuse up front a command whose program is on no PATH (before anything is touched)."""
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise RetconError(f"{kind} command `{command}` does not parse: {exc}: fix `{kind}` in the spec") from None
+    words = [w for w in words if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)]
+    if not words:
+        return
+    prog = words[0]
+    if "/" in prog or prog in _BUILTINS or any(c in command for c in "|;&()`$"):
+        return  # a path in the repo, or shell syntax: the shell will tell at run time
+    if shutil.which(prog) is None:
+        raise RetconError(
+            f"{kind} command `{command}`: '{prog}' is not found on PATH: install it or fix `{kind}` "
+            f"in the spec (git retcon spec edit)"
+        )
+
+
+def run_command(kind: str, command: str, cwd: Path, timeout: int,
+                on_output: Callable[[str], None] | None = None) -> Result:
+    """Run command through the shell in its own process group; kill the group at timeout."""
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        command, shell=True, cwd=cwd, env=clean_env({"GIT_RETCON": "1"}),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    chunks: list[bytes] = []
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        chunks.append(out or b"")
+        code: int | None = proc.returncode
+        result = "pass" if code == 0 else ("notfound" if code == 127 else "fail")
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        out, _ = proc.communicate()
+        chunks.append(out or b"")
+        code, result = None, "timeout"
+    seconds = time.monotonic() - start
+    text = b"".join(chunks).decode("utf-8", errors="replace")
+    return Result(kind, command, result, round(seconds, 3), code, trim(text))
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+class Verifier:
+    """Build then test a tree, trusting a recorded result for the same tree and command."""
+
+    def __init__(self, store: Store, workdir: Path, build: str | None, test: str | None,
+                 timeout: int | None):
+        self.store = store
+        self.workdir = workdir
+        self.commands = {"build": build, "test": test}
+        self.timeout = timeout or DEFAULT_TIMEOUT
+
+    def configured(self, kind: str) -> bool:
+        return bool(self.commands[kind])
+
+    def cached(self, tree: str, kind: str) -> Result | None:
+        note = self.store.read_note(TESTS_REF, tree) or {}
+        rec = note.get(kind)
+        if not isinstance(rec, dict) or rec.get("command") != self.commands[kind]:
+            return None
+        if rec.get("result") not in ("pass", "fail"):
+            return None  # timeouts and missing programs are worth another try
+        return Result(kind, rec["command"], rec["result"], float(rec.get("seconds", 0)),
+                      rec.get("exit_code"), rec.get("output", ""), cached=True)
+
+    def verify(self, tree: str, on_start: Callable[[str], None] | None = None,
+               on_done: Callable[[Result], None] | None = None) -> list[Result]:
+        """Build then test tree; stops at the first failure. A recorded test result
+        is trusted only with its build: tests of a fresh tree need a fresh build."""
+        results: list[Result] = []
+        test_hit = self.cached(tree, "test") if self.commands["test"] else None
+        need_fresh_build = bool(self.commands["test"]) and test_hit is None
+        for kind in ("build", "test"):
+            command = self.commands[kind]
+            if not command:
+                continue
+            hit = test_hit if kind == "test" else (None if need_fresh_build else self.cached(tree, kind))
+            if on_start is not None:
+                on_start(kind)
+            res = hit if hit is not None else self._run_and_record(tree, kind, command)
+            if on_done is not None:
+                on_done(res)
+            results.append(res)
+            if not res.passed:
+                break
+        return results
+
+    def one(self, tree: str, kind: str) -> Result:
+        """One configured command on tree, from the record when there is one."""
+        hit = self.cached(tree, kind)
+        return hit if hit is not None else self._run_and_record(tree, kind, self.commands[kind] or "")
+
+    def _run_and_record(self, tree: str, kind: str, command: str) -> Result:
+        res = run_command(kind, command, self.workdir, self.timeout)
+        note = self.store.read_note(TESTS_REF, tree) or {}
+        note[kind] = res.to_note()
+        self.store.write_note(TESTS_REF, tree, note)
+        return res

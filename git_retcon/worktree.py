@@ -1,0 +1,175 @@
+"""The build worktree: a linked worktree under the git dir where files are written,
+built and tested. Every path the model names is confined to it."""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path, PurePosixPath
+
+import pygit2
+
+from . import hunks
+from .errors import RetconError
+from .gitops import common_dir, git, main_workdir
+from .store import safe_name
+
+
+class PathRefused(Exception):
+    """A path the model may not touch; the message goes back to the model."""
+
+
+class Worktree:
+    def __init__(self, path: Path):
+        self.path = path
+        self.repo = pygit2.Repository(str(path))
+        self.index = self.repo.index
+
+    @classmethod
+    def location(cls, repo: pygit2.Repository, name: str) -> Path:
+        return common_dir(repo) / "retcon" / "worktrees" / safe_name(name)
+
+    @classmethod
+    def ensure(cls, repo: pygit2.Repository, name: str, commit: str) -> "Worktree":
+        """Open the spec's worktree, creating (or re-creating) it detached at commit.
+
+        Detached, so the cleaned branch is never "checked out" there and the user
+        stays free to check it out themselves.
+        """
+        path = cls.location(repo, name)
+        top = main_workdir(repo)
+        if not (path / ".git").exists():
+            git(top, "worktree", "prune")
+            if path.exists():
+                shutil.rmtree(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            git(top, "worktree", "add", "--quiet", "--detach", str(path), commit)
+        wt = cls(path)
+        wt.reset(commit)
+        return wt
+
+    @classmethod
+    def remove(cls, repo: pygit2.Repository, name: str) -> bool:
+        path = cls.location(repo, name)
+        if not path.exists():
+            return False
+        git(main_workdir(repo), "worktree", "remove", "--force", str(path), check=False)
+        if path.exists():
+            shutil.rmtree(path)
+        git(main_workdir(repo), "worktree", "prune")
+        return True
+
+    def reset(self, commit: str) -> None:
+        """Make index and files exactly commit's tree. Untracked files go (they could
+        make a build pass that the commit alone would not); ignored ones stay warm."""
+        git(self.path, "reset", "--quiet", "--hard", commit)
+        git(self.path, "clean", "-fdq")
+        self.index.read(True)
+
+    # -- what the model may touch ----------------------------------------
+
+    def resolve(self, rel: str) -> Path:
+        """The real path for a model-supplied relative path, or PathRefused."""
+        if not isinstance(rel, str) or not rel.strip():
+            raise PathRefused("path is empty: give a path relative to the repository root")
+        if "\0" in rel:
+            raise PathRefused("path contains a NUL byte")
+        pure = PurePosixPath(rel)
+        if pure.is_absolute() or rel.startswith("\\") or (len(rel) > 1 and rel[1] == ":"):
+            raise PathRefused(f"{rel}: absolute paths are refused: use a path relative to the repository root")
+        parts = pure.parts
+        if ".." in parts:
+            raise PathRefused(f"{rel}: '..' is refused: paths stay inside the repository")
+        if any(p.lower() == ".git" for p in parts):
+            raise PathRefused(f"{rel}: paths under .git are refused")
+        root = self.path.resolve()
+        target = root.joinpath(*parts)
+        # Every existing ancestor must resolve inside the root: no symlink leaves it.
+        real_parent = target.parent.resolve()
+        if real_parent != root and root not in real_parent.parents:
+            raise PathRefused(f"{rel}: a symlink on this path leads outside the repository")
+        if target.is_symlink():
+            real = target.resolve()
+            if real != root and root not in real.parents:
+                raise PathRefused(f"{rel}: is a symlink that leads outside the repository")
+        return target
+
+    def rel(self, path: str) -> str:
+        return str(PurePosixPath(*PurePosixPath(path).parts))
+
+    def read(self, rel: str) -> bytes:
+        target = self.resolve(rel)
+        if target.is_dir():
+            raise PathRefused(f"{rel}: is a directory")
+        if not target.exists():
+            raise PathRefused(f"{rel}: no such file in the worktree")
+        return target.read_bytes()
+
+    def write(self, rel: str, data: bytes) -> None:
+        target = self.resolve(rel)
+        if target.is_dir() and not target.is_symlink():
+            raise PathRefused(f"{rel}: is a directory")
+        key = self.rel(rel)
+        entry = self.index[key] if key in self.index else None
+        mode = entry.mode if entry is not None and entry.mode in (
+            pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE) else pygit2.GIT_FILEMODE_BLOB
+        if target.is_symlink():
+            target.unlink()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        if mode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE:
+            os.chmod(target, os.stat(target).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        oid = self.repo.create_blob(data)
+        self.index.add(pygit2.IndexEntry(key, oid, mode))
+        self.index.write()
+
+    def delete(self, rel: str) -> None:
+        target = self.resolve(rel)
+        key = self.rel(rel)
+        if key not in self.index:
+            raise PathRefused(f"{rel}: not a tracked file")
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        self.index.remove(key)
+        self.index.write()
+        _prune_empty_dirs(target.parent, self.path)
+
+    def apply(self, selected: list[hunks.Hunk]) -> list[str]:
+        touched = hunks.apply(self.repo, self.index, self.path, selected)
+        self.index.write()
+        return touched
+
+    # -- trees and commits -------------------------------------------------
+
+    def tree(self) -> str:
+        return str(self.index.write_tree(self.repo))
+
+    def commit(self, message: str, parent: str, author: pygit2.Signature,
+               committer: pygit2.Signature) -> str:
+        """A commit object of the index's tree on parent; moves no ref."""
+        tree = self.index.write_tree(self.repo)
+        oid = self.repo.create_commit(None, author, committer, message, tree, [parent])
+        return str(oid)
+
+    def move_head(self, commit: str) -> None:
+        self.repo.set_head(pygit2.Oid(hex=commit))
+
+
+def _prune_empty_dirs(start: Path, root: Path) -> None:
+    cur = start
+    while cur != root and root in cur.parents:
+        try:
+            cur.rmdir()
+        except OSError:
+            return
+        cur = cur.parent
+
+
+def ensure_not_checked_out(repo: pygit2.Repository, branch: str) -> None:
+    from .gitops import checked_out_in
+
+    where = checked_out_in(repo, f"refs/heads/{branch}")
+    if where is not None:
+        raise RetconError(
+            f"branch '{branch}' is checked out in {where}: switch that work tree to another branch first"
+        )

@@ -1,0 +1,58 @@
+"""Choosing and checking the model, before anything is touched."""
+from __future__ import annotations
+
+import llm
+import pygit2
+
+from .errors import RetconError
+
+BUILTIN = "retcon-paths"
+
+
+def choose(repo: pygit2.Repository, cli: str | None, spec_model: str | None) -> str | None:
+    """-m, then the spec's `model`, then git config retcon.model, then llm's default (None)."""
+    if cli:
+        return cli
+    if spec_model:
+        return spec_model
+    try:
+        value = repo.config["retcon.model"]
+    except KeyError:
+        return None
+    return str(value) or None
+
+
+def _ensure_builtin() -> None:
+    """Register retcon-paths when git-retcon runs without its entry point installed."""
+    from . import paths_model
+
+    if llm.plugins.pm.is_registered(paths_model):
+        return
+    names = {name for name, _ in llm.plugins.pm.list_name_plugin()}
+    if "retcon" not in names:
+        llm.plugins.pm.register(paths_model, name="retcon")
+
+
+def load(name: str | None) -> llm.Model:
+    """The llm model, refused with a one-line reason if it cannot drive the tools."""
+    _ensure_builtin()
+    try:
+        model = llm.get_model(name)
+    except llm.UnknownModelError:
+        shown = name or llm.get_default_model()
+        raise RetconError(
+            f"unknown model '{shown}': see `llm models` for the installed ones, "
+            f"or use the built-in offline model with -m {BUILTIN}"
+        ) from None
+    if not getattr(model, "supports_tools", False):
+        raise RetconError(
+            f"model '{model.model_id}' does not support tool calling, which git-retcon needs: "
+            f"choose a tool-capable model (e.g. gpt-4.1, claude-*, gemini-*) or -m {BUILTIN}"
+        )
+    needs = getattr(model, "needs_key", None)
+    if needs:
+        env = getattr(model, "key_env_var", None)
+        if not llm.get_key(alias=needs, env=env):
+            how = f"`llm keys set {needs}`" + (f" or set {env}" if env else "")
+            raise RetconError(f"model '{model.model_id}' needs an API key: run {how}")
+    return model

@@ -1,0 +1,138 @@
+"""`retcon-paths`: git-retcon's built-in, offline, deterministic model.
+
+It is an ordinary llm plugin model that drives the same tools as any other: for
+an extraction it reads the remaining diff under the commit's `paths`, applies
+every hunk whose path matches, and commits. It cannot fix failures: in a fix
+step it calls stuck with the rework brief, for a human to act on.
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from typing import Any, Iterator
+
+import llm
+from llm.parts import Message, TextPart, ToolCallPart, ToolResultPart
+
+HUNK_LINE = re.compile(r"^hunk ([0-9a-f]{10}) (.+) \((\w+)\)", re.M)
+PAGE_LINE = re.compile(r"page (\d+) of (\d+)")
+GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+def user_text(messages: list[Message]) -> str:
+    """The first user message: the step's prompt."""
+    for m in messages:
+        if m.role == "user":
+            return "".join(p.text for p in m.parts if isinstance(p, TextPart))
+    return ""
+
+
+def tool_exchanges(messages: list[Message]) -> list[tuple[str, dict[str, Any], str]]:
+    """(tool name, arguments, result text) for every call made so far, in order."""
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    order: list[str] = []
+    results: dict[str, str] = {}
+    for m in messages:
+        for p in m.parts:
+            if isinstance(p, ToolCallPart):
+                key = p.tool_call_id or f"call{len(order)}"
+                calls[key] = (p.name, dict(p.arguments or {}))
+                order.append(key)
+            elif isinstance(p, ToolResultPart):
+                key = p.tool_call_id or (order[len(results)] if len(results) < len(order) else "")
+                results[key] = p.output if isinstance(p.output, str) else json.dumps(p.output)
+    return [(calls[k][0], calls[k][1], results.get(k, "")) for k in order]
+
+
+def field(prompt: str, name: str) -> str:
+    m = re.search(rf"^{name}: (.*)$", prompt, re.M)
+    return m.group(1).strip() if m else ""
+
+
+def matches(path: str, patterns: list[str]) -> bool:
+    """fnmatch globs (`*` crosses directories); a plain name also matches what lies under it."""
+    for pat in patterns:
+        pat = pat.strip().lstrip("./") if pat.startswith("./") else pat.strip()
+        if fnmatch.fnmatchcase(path, pat) or path == pat.rstrip("/") or path.startswith(pat.rstrip("/") + "/"):
+            return True
+    return False
+
+
+def prefixes(patterns: list[str]) -> list[str]:
+    """The literal directory part of each glob: the read_diff filters that cover them."""
+    out: set[str] = set()
+    for pat in patterns:
+        m = GLOB_CHARS.search(pat)
+        literal = pat[: m.start()] if m else pat
+        if m:
+            literal = literal[: literal.rfind("/") + 1] if "/" in literal else ""
+        out.add(literal)
+    if "" in out:
+        return [""]
+    return sorted(p for p in out if not any(p != q and p.startswith(q) for q in out))
+
+
+def next_call(prompt: str, done: list[tuple[str, dict[str, Any], str]]) -> tuple[str, dict[str, Any]] | None:
+    """The whole policy: which tool to call next, from the prompt and the calls so far."""
+    summary = re.sub(r"^Commit \d+/\d+: ", "", prompt.splitlines()[0]) if prompt else "changes"
+    if done and done[-1][0] in ("create_commit", "stuck") and not done[-1][2].startswith("Error"):
+        return None
+    if field(prompt, "Step").startswith("fix"):
+        m = re.search(r"<brief>\n?(.*?)\n?</brief>", prompt, re.S)
+        brief = m.group(1).strip() if m else "the commit does not pass"
+        return "stuck", {"summary": "retcon-paths applies hunks by path and cannot fix failures. "
+                         "Rework brief:\n" + brief}
+    try:
+        patterns = json.loads(field(prompt, "Paths"))
+    except ValueError:
+        patterns = None
+    if not isinstance(patterns, list) or not patterns:
+        return "stuck", {"summary": "retcon-paths needs `paths` globs for this commit in the spec: "
+                         "add them (git retcon spec edit), or use a model that reads hints"}
+    # Read every page of the diff under each prefix, then apply what matches.
+    wanted = prefixes([str(p) for p in patterns])
+    reads = [(args.get("path", ""), args.get("page", 1), out) for name, args, out in done if name == "read_diff"]
+    for prefix in wanted:
+        mine = [(page, out) for path, page, out in reads if path == prefix]
+        if not mine:
+            return "read_diff", {"path": prefix, "page": 1}
+        page, out = mine[-1]
+        m = PAGE_LINE.search(out)
+        if m and int(m.group(1)) < int(m.group(2)):
+            return "read_diff", {"path": prefix, "page": int(m.group(1)) + 1}
+    if not any(name == "apply_hunks" for name, _, _ in done):
+        ids = []
+        for _, _, out in reads:
+            for hid, path, _kind in HUNK_LINE.findall(out):
+                if matches(path, patterns) and hid not in ids:
+                    ids.append(hid)
+        if not ids:
+            return "stuck", {"summary": f"no remaining hunk matches this commit's paths {patterns}"}
+        return "apply_hunks", {"hunk_ids": ids}
+    name, _, out = done[-1]
+    if name == "apply_hunks" and out.startswith("Error"):
+        return "stuck", {"summary": f"applying the hunks under {patterns} failed: {out}"}
+    return "create_commit", {"message": summary}
+
+
+class PathsModel(llm.Model):
+    model_id = "retcon-paths"
+    supports_tools = True
+    can_stream = False
+
+    def execute(self, prompt: llm.Prompt, stream: bool, response: llm.Response,
+                conversation: llm.Conversation | None) -> Iterator[str]:
+        messages = prompt.messages
+        call = next_call(user_text(messages), tool_exchanges(messages))
+        response.set_usage(input=0, output=0)
+        if call is None:
+            yield "Done."
+            return
+        response.add_tool_call(llm.ToolCall(name=call[0], arguments=call[1]))
+        yield ""
+
+
+@llm.hookimpl
+def register_models(register: Any) -> None:
+    register(PathsModel())

@@ -1,0 +1,202 @@
+"""What the model may call: exactly the contract's tools, bound to one step.
+
+Every tool acts on the build worktree only; paths go through Worktree.resolve.
+A tool that refuses raises, and llm hands the message back to the model as
+`Error: ...`. A step ends when create_commit or stuck is called.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+import llm
+
+from . import hunks
+from .commands import Verifier
+from .worktree import PathRefused, Worktree
+
+READ_BUDGET = 24000          # characters per read_diff page / read_file answer
+MAX_TOOL_ERRORS = 12         # failed calls in one step before it counts as stuck
+
+
+class ToolError(Exception):
+    """A refused tool call; the text is what the model reads."""
+
+
+@dataclass
+class Outcome:
+    kind: str                 # "commit" or "stuck"
+    text: str                 # the commit message, or the stuck summary
+    commit: str | None = None
+
+
+@dataclass
+class Session:
+    """The state one step's tools share."""
+
+    wt: Worktree
+    source_tree: str
+    parent: str                                   # the commit a new commit goes on
+    verifier: Verifier
+    fix: bool                                     # WIP: prefix for commits
+    on_commit: Callable[[str], str]               # message -> created sha
+    outcome: Outcome | None = None
+    errors: list[str] = field(default_factory=list)
+    _remaining: tuple[str, list[hunks.Hunk]] | None = None
+
+    # -- helpers -----------------------------------------------------------
+
+    def remaining(self) -> list[hunks.Hunk]:
+        tree = self.wt.tree()
+        if self._remaining is None or self._remaining[0] != tree:
+            self._remaining = (tree, hunks.remaining(self.wt.repo, tree, self.source_tree))
+        return self._remaining[1]
+
+    def _open(self) -> None:
+        if self.outcome is not None:
+            raise ToolError("this step has already ended; reply with a one-line summary")
+
+    # -- the tools -----------------------------------------------------------
+
+    def read_diff(self, path: str = "", page: int = 1) -> str:
+        """The remaining diff (build worktree vs the source branch tip) as hunks with ids.
+        Filter with a path prefix; long diffs are paged."""
+        if not isinstance(path, str):
+            raise ToolError("path must be a string (a path prefix, or empty for all)")
+        try:
+            page = int(page)
+        except (TypeError, ValueError):
+            raise ToolError("page must be a whole number, from 1") from None
+        return hunks.render(self.remaining(), path_prefix=path.strip().lstrip("./") if path else "",
+                            page=page, budget=READ_BUDGET)
+
+    def apply_hunks(self, hunk_ids: list[str]) -> str:
+        """Apply these hunks (ids from read_diff) of the source branch to the worktree, exactly."""
+        self._open()
+        ids = _as_ids(hunk_ids)
+        if not ids:
+            raise ToolError("hunk_ids is empty: pass a list of hunk ids from read_diff")
+        by_id = {h.id: h for h in self.remaining()}
+        unknown = [i for i in ids if i not in by_id]
+        if unknown:
+            raise ToolError(
+                f"unknown hunk ids: {', '.join(unknown[:20])}; nothing was applied. "
+                "Ids change only when a hunk's content does: call read_diff for the current ones"
+            )
+        chosen = [by_id[i] for i in dict.fromkeys(ids)]
+        try:
+            touched = self.wt.apply(chosen)
+        except ValueError as exc:
+            raise ToolError(f"{exc}; nothing was applied: call read_diff") from None
+        left = self.remaining()
+        return (f"Applied {len(chosen)} hunks to {len(touched)} files: {', '.join(touched[:20])}. "
+                f"{len(left)} hunks remain.")
+
+    def read_file(self, path: str) -> str:
+        """A file of the build worktree."""
+        data = self._guard(lambda: self.wt.read(path))
+        if b"\0" in data[:8000]:
+            return f"{path}: binary file, {len(data)} bytes"
+        text = data.decode("utf-8", errors="replace")
+        if len(text) > READ_BUDGET:
+            cut = text[:READ_BUDGET]
+            return cut + f"\n[... cut: {len(text) - READ_BUDGET} more characters not shown ...]"
+        return text
+
+    def write_file(self, path: str, content: str) -> str:
+        """Write a file of the build worktree (whole content)."""
+        self._open()
+        if not isinstance(content, str):
+            raise ToolError("content must be a string")
+        self._guard(lambda: self.wt.write(path, content.encode("utf-8")))
+        return f"Wrote {path} ({len(content)} characters)."
+
+    def delete_file(self, path: str) -> str:
+        """Delete a file of the build worktree."""
+        self._open()
+        self._guard(lambda: self.wt.delete(path))
+        return f"Deleted {path}."
+
+    def run_build(self) -> str:
+        """Run the configured build command on the worktree as it is now."""
+        return self._run("build")
+
+    def run_tests(self) -> str:
+        """Run the configured test command on the worktree as it is now."""
+        return self._run("test")
+
+    def create_commit(self, message: str) -> str:
+        """Commit the worktree as it is now. Ends this step."""
+        self._open()
+        if not isinstance(message, str) or not message.strip():
+            raise ToolError("message is empty: give the commit message")
+        if self.wt.tree() == str(self.wt.repo.get(self.parent).tree_id):
+            raise ToolError("nothing to commit: apply hunks or write files first")
+        message = message.strip()
+        if self.fix and not message.startswith("WIP:"):
+            message = "WIP: " + message
+        sha = self.on_commit(message)
+        self.outcome = Outcome("commit", message, sha)
+        return f"Created commit {sha[:12]}. This step is done."
+
+    def stuck(self, summary: str) -> str:
+        """Give up on this step: say what a human must decide or fix. Ends this step."""
+        self._open()
+        text = summary.strip() if isinstance(summary, str) else ""
+        self.outcome = Outcome("stuck", text or "the model called stuck without a summary")
+        return "Recorded. This step is done."
+
+    # -- plumbing ------------------------------------------------------------
+
+    def _run(self, kind: str) -> str:
+        if not self.verifier.configured(kind):
+            return f"No {kind} command is configured: nothing to run."
+        tree = self.wt.tree()
+        # Tests are run on a fresh build, exactly as the loop verifies a commit.
+        res = self.verifier.verify(tree)[-1] if kind == "test" else self.verifier.one(tree, "build")
+        head = f"{kind}: {res.result.upper()} ({res.seconds:.1f}s)"
+        return head + ("\n" + res.output if res.output and not res.passed else "")
+
+    def _guard(self, fn: Callable[[], object]) -> bytes:
+        try:
+            return fn()  # type: ignore[return-value]
+        except PathRefused as exc:
+            raise ToolError(str(exc)) from None
+
+    def tools(self) -> list[llm.Tool]:
+        """The llm Tool objects, named exactly as the contract says."""
+        fns = [self.read_diff, self.apply_hunks, self.read_file, self.write_file,
+               self.delete_file, self.run_build, self.run_tests, self.create_commit, self.stuck]
+        return [llm.Tool.function(fn, name=fn.__name__) for fn in fns]
+
+    def after_call(self, tool: object, call: object, result: llm.ToolResult) -> None:
+        if result.exception is not None:
+            self.errors.append(f"{result.name}: {result.output}")
+            if len(self.errors) >= MAX_TOOL_ERRORS and self.outcome is None:
+                self.outcome = Outcome(
+                    "stuck", f"the model's tool calls kept failing ({len(self.errors)} errors); "
+                    f"last: {self.errors[-1][:300]}")
+
+    def before_call(self, tool: object, call: object) -> None:
+        if self.outcome is not None:
+            raise llm.CancelToolCall("this step has already ended")
+
+
+_ID_SPLIT = re.compile(r"[\s,]+")
+
+
+def _as_ids(value: object) -> list[str]:
+    """Accept a list of ids, or the forgiving forms models produce (a string of ids)."""
+    if isinstance(value, str):
+        items: list[object] = [v for v in _ID_SPLIT.split(value) if v]
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        raise ToolError("hunk_ids must be a list of hunk id strings")
+    out = []
+    for item in items:
+        if not isinstance(item, str):
+            raise ToolError("hunk_ids must be a list of hunk id strings")
+        out.append(item.strip().strip("[]").lower())
+    return [i for i in out if i]

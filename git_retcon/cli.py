@@ -1,0 +1,388 @@
+"""The command line: thin click commands over the modules that do the work."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from . import spec as specmod
+from .errors import RetconError, StuckStop
+from .gitops import cas_ref, open_repo, ref_target, short
+from .store import Store, Stored
+from .ui import UI
+
+
+def _store() -> Store:
+    return Store(open_repo())
+
+
+def resolve_name(store: Store, name: str | None) -> str:
+    """NAME, else the only spec, else the spec whose source is the current branch."""
+    names = store.names()
+    if name:
+        if name not in names:
+            raise RetconError(f"no spec named '{name}'" + (f": known specs are {', '.join(names)}" if names
+                                                           else ": create one with `git retcon plan`"))
+        return name
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        raise RetconError("no specs yet: create one with `git retcon plan`")
+    from .plan import current_branch
+
+    branch = current_branch(store.repo)
+    matching = [n for n in names if store.load(n).spec.source == branch] if branch else []
+    if len(matching) == 1:
+        return matching[0]
+    raise click.UsageError(f"several specs exist, name one: {', '.join(names)}")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="git-retcon")
+def cli() -> None:
+    """Rebuild a messy branch as clean logical commits that each build and pass tests.
+
+    \b
+    Typical flow:
+      git retcon plan --from-commits     # or --from-file spec.toml
+      git retcon run                     # rebuilds the cleaned branch
+      git retcon resolve -m "..."        # after a stuck stop, then run again
+      git retcon check                   # what the pre-push hook verifies
+    """
+
+
+# -- plan -----------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--source", help="The messy branch (default: the current branch).")
+@click.option("--onto", "remote", help="The branch it will merge into (default: its upstream).")
+@click.option("--cleaned", help="Name of the clean branch to build (default: SOURCE-clean).")
+@click.option("--from-file", "from_file", type=click.Path(dir_okay=False), help="Take the spec from a TOML file.")
+@click.option("--from-commits", is_flag=True, help="One logical commit per source commit (no model).")
+@click.option("-m", "--model", help="Model to propose the spec (not yet available: use --from-*).")
+@click.option("--build", help="Build command, run in the worktree after each commit.")
+@click.option("--test", "test_cmd", help="Test command, run after the build.")
+@click.option("--edit/--no-edit", default=None, help="Open the spec in $GIT_EDITOR (default: on a terminal).")
+@click.option("--force", is_flag=True, help="Replace an existing spec of the same name.")
+def plan(source: str | None, remote: str | None, cleaned: str | None, from_file: str | None,
+         from_commits: bool, model: str | None, build: str | None, test_cmd: str | None,
+         edit: bool | None, force: bool) -> None:
+    """Write the history spec for a branch and save it.
+
+    \b
+    Examples:
+      git retcon plan --from-commits --build "make" --test "pytest -q"
+      git retcon plan --from-file spec.toml --no-edit
+    """
+    from . import plan as planmod
+
+    store = _store()
+    repo = store.repo
+    if from_file and from_commits:
+        raise click.UsageError("--from-file and --from-commits exclude each other")
+    if from_file:
+        spec, _ = planmod.read_file(from_file)
+        spec.source = source or spec.source
+        spec.remote = remote or spec.remote
+        spec.cleaned = cleaned or spec.cleaned
+    elif from_commits:
+        src = source or planmod.current_branch(repo)
+        if not src:
+            raise RetconError("HEAD is detached: name the branch to clean up with --source")
+        rem = remote or planmod.default_remote(repo, src)
+        spec = planmod.from_commits(repo, src, rem, cleaned or f"{src}-clean")
+    else:
+        raise RetconError("a model-proposed plan is not available yet: use --from-commits or --from-file F")
+    spec.build = build or spec.build
+    spec.test = test_cmd or spec.test
+    spec.model = model or spec.model
+    specmod.parse(specmod.dump(spec))  # what we save must be valid
+    planmod.check_branches(repo, spec)
+    if edit is None:
+        edit = sys.stdin.isatty() and sys.stdout.isatty()
+    if edit:
+        edited = planmod.edit(repo, specmod.dump(spec))
+        if edited is None:
+            raise RetconError("the spec was emptied: nothing was saved")
+        spec = edited
+        planmod.check_branches(repo, spec)
+    old = ref_target(repo, f"refs/retcon/{spec.cleaned}")
+    if old is not None and not force:
+        raise RetconError(f"a spec named '{spec.cleaned}' exists: replace it with --force, "
+                          f"or change it with `git retcon spec edit {spec.cleaned}`")
+    store.save(spec, old, "plan")
+    click.echo(f"Saved spec '{spec.cleaned}': {len(spec.commits)} logical commits "
+               f"from '{spec.source}' onto '{spec.remote}'.")
+    for i, c in enumerate(spec.commits):
+        click.echo(f"  {i + 1}. {c.summary}")
+    click.echo(f"Next: git retcon run {spec.cleaned}")
+
+
+# -- spec -----------------------------------------------------------------------
+
+
+@cli.group("spec")
+def spec_group() -> None:
+    """Read and change the stored spec as TOML."""
+
+
+@spec_group.command("show")
+@click.argument("name", required=False)
+def spec_show(name: str | None) -> None:
+    """Print the stored spec."""
+    store = _store()
+    click.echo(specmod.dump(store.load(resolve_name(store, name)).spec), nl=False)
+
+
+@spec_group.command("export")
+@click.argument("name", required=False)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
+def spec_export(name: str | None, output: str | None) -> None:
+    """Write the stored spec as TOML (to stdout or -o FILE)."""
+    store = _store()
+    text = specmod.dump(store.load(resolve_name(store, name)).spec)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        click.echo(f"Wrote {output}")
+    else:
+        click.echo(text, nl=False)
+
+
+@spec_group.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+def spec_import(file: str) -> None:
+    """Replace (or create) the spec named by FILE's `cleaned` with FILE.
+
+    \b
+    Example:
+      git retcon spec export -o s.toml && $EDITOR s.toml && git retcon spec import s.toml
+    """
+    from . import plan as planmod
+
+    store = _store()
+    spec, _ = planmod.read_file(file)
+    planmod.check_branches(store.repo, spec)
+    old = ref_target(store.repo, f"refs/retcon/{spec.cleaned}")
+    store.save(spec, old, f"import {os.path.basename(file)}")
+    click.echo(f"Imported spec '{spec.cleaned}' ({len(spec.commits)} logical commits).")
+
+
+@spec_group.command("edit")
+@click.argument("name", required=False)
+def spec_edit(name: str | None) -> None:
+    """Edit the stored spec in $GIT_EDITOR; it is validated before it is saved."""
+    from . import plan as planmod
+
+    store = _store()
+    stored = store.load(resolve_name(store, name))
+    edited = planmod.edit(store.repo, specmod.dump(stored.spec))
+    if edited is None:
+        raise RetconError("the spec was emptied: nothing was saved")
+    if edited.cleaned != stored.spec.cleaned:
+        raise RetconError("`cleaned` names the spec and cannot change in an edit: use `spec import` for a new one")
+    if specmod.dump(edited) == specmod.dump(stored.spec):
+        click.echo("No changes.")
+        return
+    planmod.check_branches(store.repo, edited)
+    stored.spec = edited
+    store.update(stored, "edit")
+    click.echo(f"Saved spec '{edited.cleaned}'.")
+
+
+# -- run, resolve -----------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.option("-m", "--model", help="llm model id or alias (default: spec, retcon.model, llm's default).")
+@click.option("--squash-wip", is_flag=True, help="Fold WIP commits into their logical commit at the end.")
+@click.option("--dry-run", is_flag=True, help="Show what would happen; change nothing.")
+@click.option("--max-fix", type=click.IntRange(0, 100), default=5, show_default=True,
+              help="Fix attempts per logical commit before stopping as stuck.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors and the stuck summary.")
+@click.option("-v", "--verbose", is_flag=True, help="Also print model calls and tokens.")
+def run(name: str | None, model: str | None, squash_wip: bool, dry_run: bool, max_fix: int,
+        quiet: bool, verbose: bool) -> None:
+    """Rebuild the cleaned branch, resuming where the spec's history says.
+
+    \b
+    Exit codes: 0 done, 1 error, 3 stopped stuck (see `git retcon resolve`).
+    Examples:
+      git retcon run
+      git retcon run feature-clean -m gpt-4.1
+      git retcon run --dry-run
+    """
+    from .loop import Options, Run
+
+    if squash_wip:
+        raise RetconError("--squash-wip is not available yet: squash with `git rebase -i` for now")
+    store = _store()
+    Run(store.repo, store, resolve_name(store, name),
+        Options(model=model, dry_run=dry_run, max_fix=max_fix), UI(quiet, verbose)).execute()
+
+
+@cli.command()
+@click.option("-m", "--message", required=True, help="What you changed to get it unstuck.")
+@click.argument("name", required=False)
+def resolve(message: str, name: str | None) -> None:
+    """Record how you resolved the stuck commit, so `run` can go on.
+
+    \b
+    Example:
+      git retcon resolve -m "merged commits 3 and 4: they depend on each other"
+    """
+    store = _store()
+    stored = store.load(resolve_name(store, name))
+    spec = stored.spec
+    k = spec.current()
+    if k is None or spec.commits[k].state != "stuck":
+        state = "complete" if k is None else f"commit {k + 1} is {spec.commits[k].state}"
+        raise RetconError(f"nothing is stuck in '{stored.name}' ({state}): there is nothing to resolve")
+    if not message.strip():
+        raise click.UsageError("the message is empty: say what you changed")
+    spec.commits[k].history.append(specmod.Resolved(message.strip()))
+    store.update(stored, f"commit {k + 1} resolved")
+    click.echo(f"Resolved commit {k + 1}/{len(spec.commits)}: {spec.commits[k].summary}")
+    click.echo(f"Next: git retcon run {stored.name}")
+
+
+# -- status, list, check, abort ------------------------------------------------------
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def status(name: str | None, as_json: bool) -> None:
+    """Each logical commit: state, commits made, WIPs, build/test result, tokens."""
+    from .check import commit_rows
+
+    store = _store()
+    stored = store.load(resolve_name(store, name))
+    spec = stored.spec
+    rows = commit_rows(store, stored)
+    if as_json:
+        doc = {"name": stored.name, "source": spec.source, "remote": spec.remote,
+               "cleaned": spec.cleaned, "state": spec.state, "commits": rows}
+        click.echo(json.dumps(doc, indent=2))
+        return
+    click.echo(f"{stored.name}: {spec.state} ({spec.source} onto {spec.remote} -> {spec.cleaned})")
+    click.echo(f"{'#':>3}  {'state':<11} {'commits':>7} {'wip':>3}  {'build':<7} {'test':<7} {'tokens':>9}  message")
+    for r in rows:
+        tok = r["tokens"]["input"] + r["tokens"]["output"]
+        click.echo(f"{r['index']:>3}  {r['state']:<11} {len(r['commits']):>7} {r['wip']:>3}  "
+                   f"{r['build'] or '-':<7} {r['test'] or '-':<7} {tok:>9}  {r['message']}")
+    k = spec.current()
+    if k is not None and spec.commits[k].state == "stuck":
+        last = spec.commits[k].history[-1]
+        click.echo(f"\nStuck: {last.summary}")  # type: ignore[union-attr]
+        click.echo(f"Resolve with: git retcon resolve -m \"...\" {stored.name}")
+
+
+@cli.command("list")
+def list_() -> None:
+    """List the specs of this repository."""
+    store = _store()
+    names = store.names()
+    if not names:
+        click.echo("No specs. Create one with `git retcon plan`.")
+        return
+    for n in names:
+        try:
+            s = store.load(n).spec
+            done = sum(1 for c in s.commits if c.state == "complete")
+            click.echo(f"{n}\t{s.state}\t{done}/{len(s.commits)} complete\t{s.source} -> {s.cleaned}")
+        except RetconError as exc:
+            click.echo(f"{n}\tunreadable: {exc}")
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.option("--allow-wip", is_flag=True, help="Do not fail on WIP: commits.")
+def check(name: str | None, allow_wip: bool) -> None:
+    """Verify the cleaned branch: complete, tested, equal to the source, no WIP.
+
+    \b
+    Exit code 0 when every check holds, 1 otherwise. Example:
+      git retcon check feature-clean
+    """
+    from .check import verify
+
+    store = _store()
+    stored = store.load(resolve_name(store, name))
+    verdict = verify(store, stored, allow_wip)
+    for ok, text in verdict.items:
+        click.echo(f"{'✓' if ok else '✗'} {text}")
+    if not verdict.ok:
+        raise SystemExit(1)
+
+
+@cli.command()
+@click.argument("name")
+def abort(name: str) -> None:
+    """Drop a run: delete the cleaned branch and worktree, clear the spec's history.
+
+    The spec keeps its commits and hints; the old state stays in the spec's own
+    history (git log refs/retcon/NAME).
+    """
+    from .worktree import Worktree
+
+    store = _store()
+    stored = store.load(resolve_name(store, name))
+    spec = stored.spec
+    ref = f"refs/heads/{spec.cleaned}"
+    tip = ref_target(store.repo, ref)
+    if tip is not None:
+        from .worktree import ensure_not_checked_out
+
+        ensure_not_checked_out(store.repo, spec.cleaned)
+    with store.lock(stored.name):
+        if tip is not None:
+            cas_ref(store.repo, ref, None, tip, "retcon: abort")
+            click.echo(f"Deleted branch {spec.cleaned} (was {short(tip)}).")
+        if Worktree.remove(store.repo, stored.name):
+            click.echo("Removed the build worktree.")
+        if any(c.history for c in spec.commits):
+            before = stored.commit
+            for c in spec.commits:
+                c.history.clear()
+            store.update(stored, f"abort: history cleared (was {short(before)})")
+            click.echo(f"Cleared the run's history (the old one is {short(before)} in git log refs/retcon/{stored.name}).")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: our errors become one line and an exit code, never a traceback."""
+    try:
+        rc = cli.main(args=argv, prog_name="git retcon", standalone_mode=False)
+        if isinstance(rc, int) and rc:
+            sys.exit(rc)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except StuckStop as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(exc.exit_code)
+    except RetconError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("Interrupted: run the same command again to resume.", err=True)
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+        if os.environ.get("RETCON_DEBUG"):
+            raise
+        click.echo(f"error: internal error: {type(exc).__name__}: {exc} "
+                   "(set RETCON_DEBUG=1 for a traceback, and please report it)", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -55,6 +55,8 @@ class LogicalCommit:
     hints: str = ""
     paths: list[str] = field(default_factory=list)
     history: list[Entry] = field(default_factory=list)
+    # Hunk ids (content hashes, see hunks.py) that `plan` assigned to this commit.
+    hunks: list[str] = field(default_factory=list)
 
     @property
     def state(self) -> str:
@@ -281,7 +283,7 @@ class _Where:
 # --- parsing and validation --------------------------------------------------
 
 _TOP = ("source", "remote", "cleaned", "build", "test", "timeout", "model", "commit")
-_COMMIT = ("message", "hints", "paths", "history")
+_COMMIT = ("message", "hints", "paths", "hunks", "history")
 _ENTRY = ("commit_created", "stuck", "resolved")
 _BRANCH_HELP = {
     "source": 'name the branch with the messy history, e.g. source = "feature-x"',
@@ -290,6 +292,7 @@ _BRANCH_HELP = {
 }
 _ENTRY_HELP = 'use "complete", { commit_created = "<sha>" }, { stuck = "..." } or { resolved = "..." }'
 _HEX = re.compile(r"[0-9a-fA-F]{4,40}")
+_HUNK_ID = re.compile(r"[0-9a-fA-F]{10}")
 _BAD_BRANCH = re.compile(r"[\s\x00-\x1f\x7f]")
 
 
@@ -402,7 +405,17 @@ class _Parser:
         hints = raw.get("hints", "")
         if not isinstance(hints, str):
             raise self.fail(f"'hints' must be a string, not {_type(hints)}: e.g. hints = \"\"\"...\"\"\"", "hints", k)
-        return LogicalCommit(message, hints, self.paths(k, raw.get("paths", [])), self.history(k, raw.get("history", [])))
+        return LogicalCommit(message, hints, self.paths(k, raw.get("paths", [])), self.history(k, raw.get("history", [])),
+                             self.hunks(k, raw.get("hunks", [])))
+
+    def hunks(self, k: int, raw: object) -> list[str]:
+        if not isinstance(raw, list):
+            raise self.fail(f"'hunks' must be an array of hunk ids, not {_type(raw)}: e.g. hunks = [\"0123abcdef\"]", "hunks", k)
+        for j, h in enumerate(raw):
+            if not isinstance(h, str) or not _HUNK_ID.fullmatch(h):
+                got = _q(h) if isinstance(h, str) else _type(h)
+                raise self.fail(f"must be a hunk id of 10 hex digits, not {got}: copy the ids `git retcon plan` wrote", "hunks", k, j)
+        return [h.lower() for h in raw]
 
     def paths(self, k: int, raw: object) -> list[str]:
         if not isinstance(raw, list):
@@ -534,6 +547,9 @@ def dump(spec: Spec) -> str:
                 _check(p, f"{ctx}: 'paths'")
             one = "paths = [" + ", ".join(_line_str(p) for p in c.paths) + "]"
             lines += [one] if len(one) <= 88 else ["paths = [", *(f"    {_line_str(p)}," for p in c.paths), "]"]
+        if c.hunks:
+            rows = [", ".join(f'"{h}"' for h in c.hunks[i:i + 6]) for i in range(0, len(c.hunks), 6)]
+            lines += [f"hunks = [{rows[0]}]"] if len(rows) == 1 else ["hunks = [", *(f"    {r}," for r in rows), "]"]
         if c.history:
             for e in c.history:
                 _check(getattr(e, "sha", "") + getattr(e, "summary", "") + getattr(e, "text", ""), f"{ctx}: 'history'")

@@ -205,7 +205,8 @@ class Run:
         extra = chain[len(full):]
         if not extra:
             return
-        if not recorded and any(not self._ours(sha) for sha in extra):
+        started = any(c.history for c in spec.commits)
+        if not started and any(not self._ours(sha) for sha in extra):
             raise RetconError(
                 f"branch '{spec.cleaned}' already exists with commits git-retcon did not make: "
                 "choose another `cleaned` name (git retcon spec edit), or delete that branch"
@@ -276,7 +277,8 @@ class Run:
     def _prompt_vars(self, stored: Stored, k: int, session: Session) -> dict[str, str]:
         spec = stored.spec
         c = spec.commits[k]
-        remaining = session.remaining()
+        with self.ui.waiting("Computing diff"):
+            remaining = session.remaining()
         files, added, removed = hunks.stat(remaining)
         self.ui.line(f"Computing diff ({added + removed} lines)...")
         return {
@@ -360,7 +362,7 @@ class Run:
         labels = {"build": "Building", "test": "Tests"}
         results = self.verifier.verify(
             tree, on_start=lambda kind: self.ui.start(labels[kind]),
-            on_done=lambda r: self.ui.finish(r.passed, _verdict(r)),
+            on_done=lambda r: self.ui.finish(r.passed, _verdict(r)), on_output=self.ui.output,
         )
         self._note_results(tip, results)
         for r in results:

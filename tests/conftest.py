@@ -23,3 +23,22 @@ def hermetic(tmp_path_factory, monkeypatch) -> Path:
 @pytest.fixture
 def repo(tmp_path) -> GitRepo:
     return GitRepo.init(tmp_path / "repo")
+
+
+@pytest.fixture
+def scripted(tmp_path, monkeypatch):
+    """Register the scripted llm model; returns a function that installs a script."""
+    from testing import scripted_model
+    from testing.flow import write_script
+
+    scripted_model.register()
+    log = tmp_path / "model-log.jsonl"
+    monkeypatch.setenv("RETCON_SCRIPT_LOG", str(log))
+
+    def install(script: dict) -> Path:
+        path = write_script(tmp_path / "script.json", script)
+        monkeypatch.setenv("RETCON_SCRIPT", str(path))
+        return log
+
+    yield install
+    scripted_model.unregister()

@@ -1,0 +1,118 @@
+"""Driving git-retcon as a user does, in-process or as a killable subprocess."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from testing.gitrepo import GitRepo
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Outcome:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def text(self) -> str:
+        return self.out + self.err
+
+
+def retcon(repo: GitRepo, *args: str) -> Outcome:
+    """`git retcon ARGS` in this process (cwd = repo), as the console script runs it."""
+    from git_retcon.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old = os.getcwd()
+    os.chdir(repo.path)
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main(list(args))
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        os.chdir(old)
+    return Outcome(code, out.getvalue(), err.getvalue())
+
+
+def retcon_proc(repo: GitRepo, *args: str, env: dict[str, str] | None = None,
+                timeout: float = 120) -> Outcome:
+    """`git retcon ARGS` as a subprocess, with the scripted test models registered."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "testing.run_retcon", *args], cwd=repo.path, text=True,
+        capture_output=True, timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+    )
+    return Outcome(proc.returncode, proc.stdout, proc.stderr)
+
+
+def write_script(path: Path, script: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(script))
+    return path
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    """One tool call of a scripted turn."""
+    return {"name": name, "arguments": arguments}
+
+
+def turn(*calls: dict[str, Any], text: str = "") -> dict[str, Any]:
+    return {"calls": list(calls), "text": text}
+
+
+def take(prefix: str, message: str = "commit") -> list[dict[str, Any]]:
+    """The turns of a well-behaved extraction: read, apply what lies under prefix, commit."""
+    return [turn(call("read_diff")),
+            turn(call("apply_hunks", hunk_ids=f"$ids:{prefix}")),
+            turn(call("create_commit", message=message))]
+
+
+def feature_repo(path: Path) -> GitRepo:
+    """main with a tiny package; `feature` with a messy history for three concerns:
+    a helper in util.py, a feature in app.py that uses it, and docs."""
+    repo = GitRepo.init(path)
+    repo.commit("base", {
+        "app.py": "import util\n\n\ndef main():\n    return util.one()\n",
+        "util.py": "def one():\n    return 1\n",
+        "README": "demo\n",
+    })
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("wip", {"util.py": "def one():\n    return 1\n\n\ndef two():\n    return 2\n",
+                        "app.py": "import util\n\n\ndef main():\n    return util.one() + util.two()\n"})
+    repo.commit("docs wip", {"README": "demo\n\nmain() returns 3.\n"})
+    repo.commit("fix", {"notes/todo.txt": "nothing\n"})
+    repo.git("checkout", "-q", "main")
+    return repo
+
+
+SPEC = """\
+source = "feature"
+remote = "main"
+cleaned = "feature-clean"
+build = "python3 -m py_compile app.py util.py"
+test = "python3 -c 'import app; app.main()'"
+
+[[commit]]
+message = "util: add two()"
+hints = "Only util.py."
+paths = ["util.py"]
+
+[[commit]]
+message = "app: use two()"
+paths = ["app.py"]
+
+[[commit]]
+message = "docs: explain main"
+paths = ["README", "notes/"]
+"""

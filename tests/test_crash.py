@@ -1,0 +1,96 @@
+"""A run killed at any instant resumes without losing or duplicating work."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from testing.flow import ROOT, SPEC, feature_repo, retcon_proc, take, write_script
+
+SCRIPT = {"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")}
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    repo = feature_repo(tmp_path / "repo")
+    (tmp_path / "spec.toml").write_text(SPEC)
+    assert retcon_proc(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
+    monkeypatch.setenv("RETCON_SCRIPT", str(write_script(tmp_path / "script.json", SCRIPT)))
+    return repo
+
+
+def assert_clean_result(repo):
+    """Exactly one commit per logical commit, in order, recorded once, ending on the source tree."""
+    assert repo.log("main..feature-clean") == ["docs: explain main", "app: use two()", "util: add two()"]
+    assert repo.tree("feature-clean") == repo.tree("feature")
+    spec = retcon_proc(repo, "status", "--json")
+    doc = json.loads(spec.out)
+    recorded = [sha for c in doc["commits"] for sha in c["commits"]]
+    assert recorded == repo.git("rev-list", "--reverse", "main..feature-clean").split()
+    assert all(c["state"] == "complete" for c in doc["commits"])
+    assert retcon_proc(repo, "check").code == 0
+    assert "retcon-scratch" not in repo.git("for-each-ref")
+
+
+@pytest.mark.parametrize("point", ["after-commit-object", "after-branch-ref", "after-spec-entry"])
+def test_killed_between_the_writes_of_one_commit(project, point):
+    killed = retcon_proc(project, "run", "-m", "scripted", env={"RETCON_FAILPOINT": point})
+    assert killed.code == -signal.SIGKILL
+    res = retcon_proc(project, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    if point == "after-branch-ref":
+        assert "Adopting" in res.out
+    assert_clean_result(project)
+
+
+def test_killed_during_the_build_then_resumed(project):
+    # A build that announces itself, so the kill lands while it runs.
+    marker = project.path.parent / "building"
+    project.git("config", "retcon.model", "scripted")
+    spec = retcon_proc(project, "spec", "show").out.replace(
+        'build = "python3 -m py_compile app.py util.py"',
+        f'build = "touch {marker} && sleep 2 && python3 -m py_compile app.py util.py"')
+    (project.path.parent / "s2.toml").write_text(spec)
+    assert retcon_proc(project, "spec", "import", str(project.path.parent / "s2.toml")).code == 0
+    proc = subprocess.Popen([sys.executable, "-m", "testing.run_retcon", "run"], cwd=project.path,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    # A second run is not refused by a stale lock, and finishes the work.
+    res = retcon_proc(project, "run")
+    assert res.code == 0, res.text
+    assert_clean_result(project)
+
+
+def test_killed_at_random_instants_until_done(project):
+    project.git("config", "retcon.model", "scripted")
+    rng = random.Random(1234)
+    kills = 0
+    for attempt in range(40):
+        proc = subprocess.Popen([sys.executable, "-m", "testing.run_retcon", "run"], cwd=project.path,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            # Instants spread over a run; later ones grow so that the loop ends on a slow machine.
+            out, err = proc.communicate(timeout=rng.uniform(0.3, 1.5) * (1 + attempt / 4))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            kills += 1
+            continue
+        assert proc.returncode == 0, (out + err).decode()
+        break
+    else:
+        pytest.fail("the run never finished")
+    assert kills >= 2, "the instants were too late to test anything"
+    assert_clean_result(project)

@@ -1,0 +1,171 @@
+"""`git retcon run` end to end: real repositories, the scripted model making tool calls."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from testing.flow import SPEC, call, feature_repo, retcon, take, turn
+
+
+@pytest.fixture
+def project(tmp_path):
+    repo = feature_repo(tmp_path / "repo")
+    (tmp_path / "spec.toml").write_text(SPEC)
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
+    return repo
+
+
+def notes(repo, sha, ref="refs/notes/retcon"):
+    return json.loads(repo.git("notes", f"--ref={ref}", "show", sha))
+
+
+def test_happy_path_builds_every_commit_and_ends_on_the_source_tree(project, scripted):
+    log = scripted({"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")})
+    res = retcon(project, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert "Commit 2/3: app: use two()" in res.out
+    assert "Building... PASS" in res.out and "Tests... PASS" in res.out
+    assert "Branch: feature-clean" in res.out
+    assert project.log("main..feature-clean") == ["docs: explain main", "app: use two()", "util: add two()"]
+    assert project.tree("feature-clean") == project.tree("feature")
+    # Each logical commit holds only its own files.
+    assert project.git("diff", "--name-only", "feature-clean~3", "feature-clean~2") == "util.py"
+    assert project.git("diff", "--name-only", "feature-clean~2", "feature-clean~1") == "app.py"
+    # Every prompt names the commit it is for.
+    prompts = [json.loads(l)["prompt"] for l in log.read_text().splitlines()]
+    assert any(p.startswith("Commit 1/3: util: add two()") for p in prompts)
+    assert all("Commit " in p for p in prompts)
+    note = notes(project, project.rev("feature-clean~2"))
+    assert note["spec"] == "feature-clean" and note["index"] == 1 and note["kind"] == "initial"
+    assert note["build"] == "pass" and note["test"] == "pass" and note["tokens"]["input"] > 0
+    tested = notes(project, project.tree("feature-clean~2"), "refs/notes/retcon-tests")
+    assert tested["test"]["result"] == "pass" and "seconds" in tested["test"]
+    status = json.loads(retcon(project, "status", "--json").out)
+    assert status["state"] == "complete"
+    assert [c["state"] for c in status["commits"]] == ["complete"] * 3
+    assert retcon(project, "check").code == 0
+
+
+def test_run_never_touches_the_users_tree_index_or_branches(project, scripted):
+    project.write("app.py", "local edit, not committed\n")
+    project.write("scratch.txt", "untracked\n")
+    project.git("add", "scratch.txt")
+    before = (project.status(), project.git("diff", "--cached"), project.rev("HEAD"),
+              project.rev("feature"), project.git("symbolic-ref", "HEAD"))
+    scripted({"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")})
+    assert retcon(project, "run", "-m", "scripted").code == 0
+    after = (project.status(), project.git("diff", "--cached"), project.rev("HEAD"),
+             project.rev("feature"), project.git("symbolic-ref", "HEAD"))
+    assert after == before
+    assert (project.path / "app.py").read_text() == "local edit, not committed\n"
+
+
+def test_fix_loop_makes_a_wip_commit_from_the_remaining_diff(tmp_path, scripted):
+    repo = feature_repo(tmp_path / "repo")
+    spec = SPEC.replace('message = "util: add two()"\nhints = "Only util.py."\npaths = ["util.py"]\n\n[[commit]]\n', "")
+    (tmp_path / "s.toml").write_text(spec)
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0
+    log = scripted({
+        "1/extract": take("app.py"),
+        "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:util.py")),
+                    turn(call("create_commit", message="add the missing helper"))],
+        "2/extract": take(""),
+    })
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert "Tests... FAIL" in res.out and "Fix attempt 1:" in res.out and "(1 WIP)" in res.out
+    assert repo.log("main..feature-clean") == ["docs: explain main", "WIP: add the missing helper", "app: use two()"]
+    wip = notes(repo, repo.rev("feature-clean~1"))
+    assert wip["kind"] == "wip" and wip["attempt"] == 2 and wip["test"] == "pass"
+    fix_prompts = [json.loads(l) for l in log.read_text().splitlines() if json.loads(l)["keys"] == ["1/fix/1"]]
+    assert "AttributeError" in fix_prompts[0]["prompt"] and "Commit 1/2: app: use two()" in fix_prompts[0]["prompt"]
+    spec_text = retcon(repo, "spec", "show").out
+    assert spec_text.count("commit_created") == 3 and spec_text.count('"complete"') == 2
+
+
+def test_stuck_then_resolve_then_resume(project, scripted):
+    scripted({"1/extract": [turn(call("stuck", summary="util.py and app.py depend on each other"))]})
+    res = retcon(project, "run", "-m", "scripted")
+    assert res.code == 3
+    assert "depend on each other" in res.err and "git retcon resolve" in res.err
+    # Running again without a resolution refuses and changes nothing.
+    spec_before = project.rev("refs/retcon/feature-clean")
+    again = retcon(project, "run", "-m", "scripted")
+    assert again.code == 3 and "is stuck" in again.err
+    assert project.rev("refs/retcon/feature-clean") == spec_before
+    assert retcon(project, "resolve", "-m", "split util first").code == 0
+    log = scripted({"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")})
+    log.write_text("")
+    res = retcon(project, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    first = json.loads(log.read_text().splitlines()[0])
+    assert "Resolution from a human: split util first" in first["prompt"]
+    assert "depend on each other" in first["prompt"]
+    assert project.tree("feature-clean") == project.tree("feature")
+
+
+def test_turn_without_commit_gets_one_steering_message(project, scripted):
+    log = scripted({"1/extract": [turn(call("read_diff")), turn(text="I think this looks fine."),
+                                  turn(call("apply_hunks", hunk_ids="$ids:util.py")),
+                                  turn(call("create_commit", message="x"))],
+                    "2/extract": [turn(text="hmm"), turn(text="still thinking")]})
+    res = retcon(project, "run", "-m", "scripted")
+    assert res.code == 3
+    assert "ended its turn without create_commit or stuck" in res.err and "still thinking" in res.err
+    assert len(project.log("main..feature-clean")) == 1
+    entries = [json.loads(l) for l in log.read_text().splitlines()]
+    assert [e["turn"] for e in entries if e["keys"] == ["2/extract/1"]] == [0, 1]
+
+
+def test_last_commit_must_reach_the_source_tree(project, scripted):
+    scripted({"1/extract": take("util.py"), "2/extract": take("app.py"),
+              "3/extract": take("README"),
+              "3/fix/1": [turn(call("stuck", summary="cannot place notes/todo.txt"))]})
+    res = retcon(project, "run", "-m", "scripted")
+    assert res.code == 3
+    assert "Final tree differs" in res.out
+    assert "notes/todo.txt" in res.err
+    status = json.loads(retcon(project, "status", "--json").out)
+    assert status["commits"][2]["state"] == "stuck"
+    chk = retcon(project, "check")
+    assert chk.code == 1 and "notes/todo.txt" in chk.out
+
+
+def test_dry_run_changes_nothing(project, scripted):
+    refs = project.git("for-each-ref")
+    res = retcon(project, "run", "--dry-run")
+    assert res.code == 0 and "Dry run: nothing was changed" in res.out and "[pending]" in res.out
+    assert project.git("for-each-ref") == refs
+
+
+def test_abort_drops_branch_and_worktree_but_keeps_spec_history(project, scripted):
+    scripted({"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")})
+    assert retcon(project, "run", "-m", "scripted").code == 0
+    old_spec = project.rev("refs/retcon/feature-clean")
+    res = retcon(project, "abort", "feature-clean")
+    assert res.code == 0 and "Deleted branch feature-clean" in res.out
+    assert project.git("branch", "--list", "feature-clean") == ""
+    assert "retcon" not in project.git("worktree", "list")
+    assert "commit_created" not in retcon(project, "spec", "show").out
+    assert old_spec in project.git("log", "--format=%H", "refs/retcon/feature-clean")
+    # And it can run again from scratch.
+    assert retcon(project, "run", "-m", "scripted").code == 0
+
+
+def test_user_fix_on_the_cleaned_branch_is_adopted(project, scripted, tmp_path):
+    scripted({"1/extract": [turn(call("stuck", summary="need a human"))]})
+    assert retcon(project, "run", "-m", "scripted").code == 3
+    # The human makes commit 1 by hand in a worktree of their own, then resolves.
+    wt = tmp_path / "mine"
+    project.git("worktree", "add", "-q", str(wt), "feature-clean")
+    (wt / "util.py").write_text((project.path / "util.py").read_text() + "\n\ndef two():\n    return 2\n")
+    from testing.gitrepo import GitRepo
+    GitRepo(wt).commit("util: add two()")
+    project.git("worktree", "remove", str(wt))
+    assert retcon(project, "resolve", "-m", "committed util.py myself").code == 0
+    scripted({"2/extract": take("app.py"), "3/extract": take("")})
+    res = retcon(project, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert "Adopting" in res.out
+    assert project.tree("feature-clean") == project.tree("feature")

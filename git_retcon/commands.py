@@ -11,10 +11,11 @@ import shlex
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
+from typing import IO, Callable
 
 from .errors import RetconError
 from .gitops import clean_env
@@ -103,19 +104,31 @@ def run_command(kind: str, command: str, cwd: Path, timeout: int,
         start_new_session=True,
     )
     chunks: list[bytes] = []
+    # A thread drains the pipe line by line, so progress can show the last line.
+    reader = threading.Thread(target=_drain, args=(proc.stdout, chunks, on_output), daemon=True)
+    reader.start()
     try:
-        out, _ = proc.communicate(timeout=timeout)
-        chunks.append(out or b"")
-        code: int | None = proc.returncode
+        code: int | None = proc.wait(timeout=timeout)
+        reader.join(max(start + timeout - time.monotonic(), 0))
+        if reader.is_alive():  # a background child still holds the output open
+            raise subprocess.TimeoutExpired(command, timeout)
         result = "pass" if code == 0 else ("notfound" if code == 127 else "fail")
     except subprocess.TimeoutExpired:
         _kill_group(proc)
-        out, _ = proc.communicate()
-        chunks.append(out or b"")
+        proc.wait()
+        reader.join()
         code, result = None, "timeout"
     seconds = time.monotonic() - start
     text = b"".join(chunks).decode("utf-8", errors="replace")
     return Result(kind, command, result, round(seconds, 3), code, trim(text))
+
+
+def _drain(stream: IO[bytes], chunks: list[bytes], on_output: Callable[[str], None] | None) -> None:
+    for line in iter(stream.readline, b""):
+        chunks.append(line)
+        if on_output is not None and line.strip():
+            on_output(line.decode("utf-8", errors="replace").rstrip())
+    stream.close()
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -149,7 +162,8 @@ class Verifier:
                       rec.get("exit_code"), rec.get("output", ""), cached=True)
 
     def verify(self, tree: str, on_start: Callable[[str], None] | None = None,
-               on_done: Callable[[Result], None] | None = None) -> list[Result]:
+               on_done: Callable[[Result], None] | None = None,
+               on_output: Callable[[str], None] | None = None) -> list[Result]:
         """Build then test tree; stops at the first failure. A recorded test result
         is trusted only with its build: tests of a fresh tree need a fresh build."""
         results: list[Result] = []
@@ -162,7 +176,7 @@ class Verifier:
             hit = test_hit if kind == "test" else (None if need_fresh_build else self.cached(tree, kind))
             if on_start is not None:
                 on_start(kind)
-            res = hit if hit is not None else self._run_and_record(tree, kind, command)
+            res = hit if hit is not None else self._run_and_record(tree, kind, command, on_output)
             if on_done is not None:
                 on_done(res)
             results.append(res)
@@ -175,8 +189,9 @@ class Verifier:
         hit = self.cached(tree, kind)
         return hit if hit is not None else self._run_and_record(tree, kind, self.commands[kind] or "")
 
-    def _run_and_record(self, tree: str, kind: str, command: str) -> Result:
-        res = run_command(kind, command, self.workdir, self.timeout)
+    def _run_and_record(self, tree: str, kind: str, command: str,
+                        on_output: Callable[[str], None] | None = None) -> Result:
+        res = run_command(kind, command, self.workdir, self.timeout, on_output)
         note = self.store.read_note(TESTS_REF, tree) or {}
         note[kind] = res.to_note()
         self.store.write_note(TESTS_REF, tree, note)

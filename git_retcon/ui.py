@@ -1,20 +1,95 @@
-"""Terminal output: plain lines, colour only on a terminal and never with NO_COLOR."""
+"""Terminal output: plain lines everywhere; on a terminal, colour (never with
+NO_COLOR) and a live line for long steps with the elapsed time and the running
+command's last output line."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import threading
+import time
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 import click
+
+TICK = 0.1            # seconds between redraws of the live line
+QUIET_STEP = 0.3      # a silent step shows a live line only once it takes this long
+
+
+class Live:
+    """One status line redrawn in place: `Tests... 3.2s  collected 12 items`.
+
+    Cleared with spaces rather than escape codes, so that it also works on
+    terminals that only understand a carriage return.
+    """
+
+    def __init__(self, text: str, dim: Callable[[str], str], delay: float = 0.0):
+        self.text = text
+        self.dim = dim
+        self.delay = delay
+        self.last = ""
+        self.started = time.monotonic()
+        self._drawn = 0
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def output(self, line: str) -> None:
+        self.last = line.strip()
+
+    def stop(self) -> float:
+        """Stop redrawing and clear the line; returns the seconds elapsed."""
+        self._stop.set()
+        self._thread.join()
+        with self._lock:
+            self._clear()
+        return time.monotonic() - self.started
+
+    def _loop(self) -> None:
+        if self._stop.wait(self.delay):
+            return
+        while not self._stop.is_set():
+            with self._lock:
+                self._draw()
+            self._stop.wait(TICK)
+
+    def _draw(self) -> None:
+        width = shutil.get_terminal_size((80, 24)).columns - 1
+        head = f"{self.text}... {time.monotonic() - self.started:.1f}s"
+        tail = f"  {self.last}" if self.last else ""
+        tail = tail[: max(width - len(head), 0)]
+        head = head[:width]
+        shown = len(head) + len(tail)
+        pad = " " * max(self._drawn - shown, 0)
+        click.echo("\r" + head + self.dim(tail) + pad, nl=False)
+        sys.stdout.flush()
+        self._drawn = shown
+
+    def _clear(self) -> None:
+        if self._drawn:
+            click.echo("\r" + " " * self._drawn + "\r", nl=False)
+            sys.stdout.flush()
+            self._drawn = 0
 
 
 class UI:
     def __init__(self, quiet: bool = False, verbose: bool = False):
         self.quiet = quiet
         self.verbose = verbose
-        self.color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        tty = sys.stdout.isatty()
+        self.color = tty and not os.environ.get("NO_COLOR")
+        # A live line needs a terminal that honours a carriage return.
+        self.animate = tty and not quiet and os.environ.get("TERM") != "dumb"
+        self._live: Live | None = None
+        self._label = ""
 
     def _style(self, text: str, **kw: object) -> str:
-        return click.style(text, **kw) if self.color else text  # type: ignore[arg-type]
+        return click.style(text, **kw) if self.color and text else text  # type: ignore[arg-type]
+
+    def _dim(self, text: str) -> str:
+        return self._style(text, dim=True)
 
     def line(self, text: str = "") -> None:
         if not self.quiet:
@@ -22,16 +97,49 @@ class UI:
 
     def detail(self, text: str) -> None:
         if self.verbose and not self.quiet:
-            click.echo(self._style(text, dim=True))
+            click.echo(self._dim(text))
+
+    def command(self, text: str) -> None:
+        """A command as the user would type it, before its output."""
+        if not self.quiet:
+            click.echo(self._style(f"$ {text}", bold=True))
 
     def start(self, text: str) -> None:
-        """The first half of `Building... PASS`."""
-        if not self.quiet:
+        """The first half of `Building... PASS`; on a terminal, a live line until finish."""
+        if self.quiet:
+            return
+        if self.animate:
+            self._label = text
+            self._live = Live(text, self._dim)
+        else:
             click.echo(text + "... ", nl=False)
 
+    def output(self, line: str) -> None:
+        """The latest output line of the running command (shown live on a terminal)."""
+        if self._live is not None:
+            self._live.output(line)
+
     def finish(self, ok: bool, text: str) -> None:
-        if not self.quiet:
-            click.echo(self._style(text, fg="green" if ok else "red", bold=not ok))
+        if self.quiet:
+            return
+        verdict = self._style(text, fg="green" if ok else "red", bold=not ok)
+        if self._live is not None:
+            seconds = self._live.stop()
+            self._live = None
+            click.echo(f"{self._label}... {verdict}" + self._dim(f" ({seconds:.1f}s)"))
+        else:
+            click.echo(verdict)
+
+    @contextmanager
+    def waiting(self, text: str) -> Iterator[None]:
+        """A live elapsed-time line while a silent step runs, if it runs long enough
+        to be noticed; nothing is left behind, and nothing at all off a terminal."""
+        live = Live(text, self._dim, delay=QUIET_STEP) if self.animate and self._live is None else None
+        try:
+            yield
+        finally:
+            if live is not None:
+                live.stop()
 
     def good(self, text: str) -> None:
         if not self.quiet:

@@ -353,6 +353,23 @@ def abort(name: str) -> None:
             click.echo(f"Cleared the run's history (the old one is {short(before)} in git log refs/retcon/{stored.name}).")
 
 
+@cli.command()
+@click.argument("directory", metavar="[DIR]", required=False, type=click.Path(file_okay=False))
+def demo(directory: str | None) -> None:
+    """Build a small project with a messy branch in DIR and clean it up, offline.
+
+    DIR must be new or empty (default: a new temporary directory); it is left
+    for you to explore. Uses the built-in retcon-paths model: no API key.
+
+    \b
+    Example:
+      git retcon demo /tmp/retcon-demo && cd /tmp/retcon-demo
+    """
+    from . import demo as demomod
+
+    demomod.run(directory, UI())
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: our errors become one line and an exit code, never a traceback."""
     try:

@@ -30,6 +30,14 @@ class CommitCreated:
 
 
 @dataclass(frozen=True)
+class Squashed:
+    """The commits recorded before this entry were replaced by this one commit, with
+    the same final tree: their WIP commits folded in, or rebased onto a squashed parent."""
+
+    sha: str
+
+
+@dataclass(frozen=True)
 class Stuck:
     summary: str
 
@@ -44,9 +52,10 @@ class Complete:
     pass
 
 
-Entry = CommitCreated | Stuck | Resolved | Complete
+Entry = CommitCreated | Squashed | Stuck | Resolved | Complete
 
-_STATE_OF = {CommitCreated: "in-progress", Stuck: "stuck", Resolved: "resolved", Complete: "complete"}
+_STATE_OF = {CommitCreated: "in-progress", Squashed: "in-progress", Stuck: "stuck", Resolved: "resolved",
+             Complete: "complete"}
 
 
 @dataclass
@@ -64,7 +73,14 @@ class LogicalCommit:
 
     @property
     def created(self) -> list[str]:
-        return [e.sha for e in self.history if isinstance(e, CommitCreated)]
+        """The commits on the cleaned branch for this logical commit, oldest first."""
+        shas: list[str] = []
+        for e in self.history:
+            if isinstance(e, CommitCreated):
+                shas.append(e.sha)
+            elif isinstance(e, Squashed):
+                shas = [e.sha]
+        return shas
 
     @property
     def summary(self) -> str:
@@ -284,13 +300,14 @@ class _Where:
 
 _TOP = ("source", "remote", "cleaned", "build", "test", "timeout", "model", "commit")
 _COMMIT = ("message", "hints", "paths", "hunks", "history")
-_ENTRY = ("commit_created", "stuck", "resolved")
+_ENTRY = ("commit_created", "squashed", "stuck", "resolved")
 _BRANCH_HELP = {
     "source": 'name the branch with the messy history, e.g. source = "feature-x"',
     "remote": 'name the upstream branch, e.g. remote = "origin/main"',
     "cleaned": 'name the branch to create, e.g. cleaned = "feature-x-clean"',
 }
-_ENTRY_HELP = 'use "complete", { commit_created = "<sha>" }, { stuck = "..." } or { resolved = "..." }'
+_ENTRY_HELP = ('use "complete", { commit_created = "<sha>" }, { squashed = "<sha>" }, { stuck = "..." } '
+               'or { resolved = "..." }')
 _HEX = re.compile(r"[0-9a-fA-F]{4,40}")
 _HUNK_ID = re.compile(r"[0-9a-fA-F]{10}")
 _BAD_BRANCH = re.compile(r"[\s\x00-\x1f\x7f]")
@@ -454,11 +471,11 @@ class _Parser:
             ((key, value),) = e.items()
             if not isinstance(value, str):
                 raise self.fail(f"'{key}' must be a string, not {_type(value)}: {_ENTRY_HELP}", "history", k, j)
-            if key == "commit_created":
+            if key in ("commit_created", "squashed"):
                 if not _HEX.fullmatch(value):
-                    msg = f"'commit_created' is not a commit sha ({_q(value)}): write 4 to 40 hex digits"
+                    msg = f"'{key}' is not a commit sha ({_q(value)}): write 4 to 40 hex digits"
                     raise self.fail(msg, "history", k, j)
-                out.append(CommitCreated(value.lower()))
+                out.append(CommitCreated(value.lower()) if key == "commit_created" else Squashed(value.lower()))
             else:
                 out.append(Stuck(value) if key == "stuck" else Resolved(value))
         return out
@@ -474,15 +491,24 @@ def parse(text: str, filename: str = "spec.toml") -> Spec:
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
+# Regexes rather than per-character Python: specs carry long hints and histories.
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_LINE_ESC = re.compile('["\\\\\x00-\x1f\x7f]')
+# In a multi-line basic string only a quote that precedes another quote (or ends
+# the text) needs escaping: then no '"""' can close the string early.
+_MULTI_ESC = re.compile('[\\\\\x00-\x08\x0b-\x1f\x7f]|"(?="|\\Z)')
+
+
 def _control(c: str) -> bool:
     return c < " " or c == "\x7f"
 
 
 def _check(s: str, what: str) -> None:
     # A lone surrogate has no UTF-8 encoding and no TOML escape: refuse rather than lose it.
-    for c in s:
-        if "\ud800" <= c <= "\udfff":
-            raise SpecError(f"spec: {what} contains a lone surrogate U+{ord(c):04X}, which TOML cannot store: remove it")
+    m = _SURROGATE.search(s)
+    if m:
+        raise SpecError(f"spec: {what} contains a lone surrogate U+{ord(m.group()):04X}, which TOML cannot store: remove it")
 
 
 def _escape(c: str) -> str:
@@ -491,9 +517,9 @@ def _escape(c: str) -> str:
 
 def _line_str(s: str) -> str:
     """A one-line TOML string; literal when that spares backslashes."""
-    if ("\\" in s or '"' in s) and "'" not in s and not any(_control(c) for c in s):
+    if ("\\" in s or '"' in s) and "'" not in s and not _CONTROL.search(s):
         return f"'{s}'"
-    return '"' + "".join(_escape(c) for c in s) + '"'
+    return '"' + _LINE_ESC.sub(lambda m: _escape(m.group()), s) + '"'
 
 
 def _str(s: str) -> str:
@@ -503,21 +529,14 @@ def _str(s: str) -> str:
     # The newline right after the opening delimiter is dropped by TOML, so text keeps its own.
     if "\\" in s and "'''" not in s and not s.endswith("'") and not any(_control(c) and c not in "\t\n" for c in s):
         return "'''\n" + s + "'''"
-    out = []
-    for i, c in enumerate(s):
-        if c in "\n\t":
-            out.append(c)
-        elif c == '"':
-            # Escaping a quote followed by a quote (or ending the text) leaves no '"""' to close early.
-            out.append('\\"' if i + 1 == len(s) or s[i + 1] == '"' else '"')
-        else:
-            out.append(_escape(c))
-    return '"""\n' + "".join(out) + '"""'
+    return '"""\n' + _MULTI_ESC.sub(lambda m: _escape(m.group()), s) + '"""'
 
 
 def _entry(e: Entry) -> str:
     if isinstance(e, CommitCreated):
         return "{ commit_created = " + _line_str(e.sha) + " }"
+    if isinstance(e, Squashed):
+        return "{ squashed = " + _line_str(e.sha) + " }"
     if isinstance(e, Stuck):
         return "{ stuck = " + _line_str(e.summary) + " }"
     if isinstance(e, Resolved):

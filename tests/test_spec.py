@@ -13,6 +13,7 @@ from git_retcon.spec import (
     Resolved,
     Spec,
     SpecError,
+    Squashed,
     Stuck,
     dump,
     parse,
@@ -110,6 +111,21 @@ def test_reference_history_snippet():
     ]
     assert c.state == "resolved"
     assert c.created == ["a1b2c3d", "b4c5d6e"]
+
+
+def test_squashed_entry_replaces_the_commits_before_it():
+    text = (ONE + 'history = [\n  { commit_created = "a1b2c3d" },\n  { commit_created = "b4c5d6e" },\n'
+            '  { squashed = "C7D8E9F" },\n  "complete",\n]\n')
+    spec = parse(text)
+    c = spec.commits[0]
+    assert c.history[2] == Squashed("c7d8e9f") and c.state == "complete"
+    assert c.created == ["c7d8e9f"]
+    assert parse(dump(spec)) == spec and '{ squashed = "c7d8e9f" },' in dump(spec)
+    # A fix after a squash adds to the squashed commit.
+    c.history[-1:] = [CommitCreated("0a0b0c0d")]
+    assert c.created == ["c7d8e9f", "0a0b0c0d"] and c.state == "in-progress"
+    with pytest.raises(SpecError, match="'squashed' is not a commit sha"):
+        parse(ONE + 'history = [{ squashed = "nope" }]\n')
 
 
 def test_optional_fields_and_paths():

@@ -142,9 +142,10 @@ class Verifier:
     """Build then test a tree, trusting a recorded result for the same tree and command."""
 
     def __init__(self, store: Store, workdir: Path, build: str | None, test: str | None,
-                 timeout: int | None):
+                 timeout: int | None, on_run: Callable[[], None] | None = None):
         self.store = store
         self.workdir = workdir
+        self.on_run = on_run  # told before a command runs in workdir
         self.commands = {"build": build, "test": test}
         self.timeout = timeout or DEFAULT_TIMEOUT
 
@@ -191,6 +192,8 @@ class Verifier:
 
     def _run_and_record(self, tree: str, kind: str, command: str,
                         on_output: Callable[[str], None] | None = None) -> Result:
+        if self.on_run is not None:
+            self.on_run()
         res = run_command(kind, command, self.workdir, self.timeout, on_output)
         note = self.store.read_note(TESTS_REF, tree) or {}
         note[kind] = res.to_note()

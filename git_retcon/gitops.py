@@ -110,19 +110,32 @@ def short(sha: str | None) -> str:
 _IDENT = re.compile(r"^(?P<name>.*) <(?P<email>[^>]*)> (?P<time>\d+) (?P<tz>[+-]\d{4})$")
 
 
+_IDENTS: dict[tuple[str, str], tuple[str, str, int, int]] = {}
+
+
 def signature(repo_dir: Path | str, kind: str = "AUTHOR") -> pygit2.Signature:
-    """The identity git itself would use (honours GIT_AUTHOR_* and config)."""
-    proc = subprocess.run(
-        ["git", "var", f"GIT_{kind}_IDENT"], cwd=repo_dir, env=clean_env(),
-        text=True, capture_output=True,
-    )
-    m = _IDENT.match(proc.stdout.strip()) if proc.returncode == 0 else None
-    if not m:
-        # No identity configured: git-retcon's own commits still need one.
-        return pygit2.Signature("git-retcon", "git-retcon@localhost", int(time.time()), 0)
-    tz = m["tz"]
-    offset = (int(tz[1:3]) * 60 + int(tz[3:5])) * (-1 if tz[0] == "-" else 1)
-    return pygit2.Signature(m["name"], m["email"], int(m["time"]), offset)
+    """The identity git itself would use (honours GIT_AUTHOR_* and config).
+
+    `git var` is asked once per process and kind; the time is then "now",
+    unless the environment pins the date as git's own variables can."""
+    key = (str(repo_dir), kind)
+    if key not in _IDENTS:
+        proc = subprocess.run(
+            ["git", "var", f"GIT_{kind}_IDENT"], cwd=repo_dir, env=clean_env(),
+            text=True, capture_output=True,
+        )
+        m = _IDENT.match(proc.stdout.strip()) if proc.returncode == 0 else None
+        if not m:
+            # No identity configured: git-retcon's own commits still need one.
+            _IDENTS[key] = ("git-retcon", "git-retcon@localhost", int(time.time()), 0)
+        else:
+            tz = m["tz"]
+            offset = (int(tz[1:3]) * 60 + int(tz[3:5])) * (-1 if tz[0] == "-" else 1)
+            _IDENTS[key] = (m["name"], m["email"], int(m["time"]), offset)
+    name, email, when, offset = _IDENTS[key]
+    if not os.environ.get(f"GIT_{kind}_DATE"):
+        when = int(time.time())
+    return pygit2.Signature(name, email, when, offset)
 
 
 def first_parent_chain(repo: pygit2.Repository, tip: str, stop: str) -> list[str]:

@@ -297,13 +297,18 @@ def remaining(repo: pygit2.Repository, current_tree: pygit2.Oid | str, target_tr
 
 
 class _View:
-    """The index as it will be after the hunks planned so far; nothing is mutated."""
+    """The index as it will be after the hunks planned so far; nothing is mutated.
 
-    def __init__(self, index: pygit2.Index):
+    Directory questions go to the index's tree (built once, lazily) plus the planned
+    changes: listing a large index in Python on every apply would cost more than
+    the whole apply.
+    """
+
+    def __init__(self, repo: pygit2.Repository, index: pygit2.Index):
+        self.repo = repo
         self.index = index
         self.changes: dict[str, tuple[str, int] | None] = {}
-        self._paths: set[str] | None = None
-        self._dirs: dict[str, int] | None = None
+        self._tree: pygit2.Tree | None = None
 
     def get(self, path: str) -> tuple[str, int] | None:
         if path in self.changes:
@@ -314,45 +319,42 @@ class _View:
             return None
         return str(entry.id), entry.mode
 
-    def _load(self) -> None:
-        if self._paths is None:
-            self._paths = set()
-            self._dirs = defaultdict(int)
-            for entry in self.index:
-                self._track(entry.path, +1)
-
-    def _track(self, path: str, delta: int) -> None:
-        assert self._paths is not None and self._dirs is not None
-        if delta > 0:
-            self._paths.add(path)
-        else:
-            self._paths.discard(path)
-        parts = path.split("/")
-        for k in range(1, len(parts)):
-            self._dirs["/".join(parts[:k])] += delta
-
     def set(self, path: str, value: tuple[str, int] | None) -> None:
-        self._load()
-        assert self._paths is not None
-        before = self.get(path)
-        if before is not None and value is None:
-            self._track(path, -1)
-        elif before is None and value is not None:
-            self._track(path, +1)
         self.changes[path] = value
+
+    def _is_dir(self, path: str) -> bool:
+        """Whether some entry lives under path/ once the planned changes are made."""
+        prefix = path + "/"
+        if any(v is not None for p, v in self.changes.items() if p.startswith(prefix)):
+            return True
+        if self._tree is None:
+            self._tree = self.repo.get(self.index.write_tree(self.repo))
+        try:
+            obj = self._tree[path]
+        except KeyError:
+            return False
+        if obj.type != pygit2.GIT_OBJECT_TREE:
+            return False
+        return any(self.changes.get(f, True) is not None for f in _files_under(self.repo, obj, prefix))
 
     def conflict(self, path: str) -> str | None:
         """A path that blocks creating `path` (a file where a directory must be, or vice versa)."""
-        self._load()
-        assert self._paths is not None and self._dirs is not None
         parts = path.split("/")
         for k in range(1, len(parts)):
             parent = "/".join(parts[:k])
-            if parent in self._paths:
+            if self.get(parent) is not None:
                 return parent
-        if self._dirs.get(path, 0) > 0:
+        if self._is_dir(path):
             return path + "/"
         return None
+
+
+def _files_under(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str):
+    for entry in tree:
+        if entry.type == pygit2.GIT_OBJECT_TREE:
+            yield from _files_under(repo, repo.get(entry.id), prefix + entry.name + "/")
+        else:
+            yield prefix + entry.name
 
 
 def _fail(h: Hunk, why: str) -> ValueError:
@@ -373,7 +375,7 @@ def apply(repo: pygit2.Repository, index: pygit2.Index, workdir: Path, hunks: li
             raise ValueError(f"hunk {h.id}: unknown kind {h.kind!r}")
         unique.setdefault(h.id, h)
     todo = list(unique.values())
-    view = _View(index)
+    view = _View(repo, index)
 
     def create(h: Hunk, path: str, value: tuple[str, int]) -> None:
         current = view.get(path)

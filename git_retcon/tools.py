@@ -18,6 +18,9 @@ from .worktree import PathRefused, Worktree
 
 READ_BUDGET = 24000          # characters per read_diff page / read_file answer
 MAX_TOOL_ERRORS = 12         # failed calls in one step before it counts as stuck
+STEER_STREAK = 2             # failed calls in a row before an error carries steering
+TOOL_NAMES = ("read_diff", "apply_hunks", "read_file", "write_file", "delete_file",
+              "run_build", "run_tests", "create_commit", "stuck")
 
 
 class ToolError(Exception):
@@ -43,6 +46,7 @@ class Session:
     on_commit: Callable[[str], str]               # message -> created sha
     outcome: Outcome | None = None
     errors: list[str] = field(default_factory=list)
+    streak: int = 0                               # failed calls in a row
     _remaining: tuple[str, list[hunks.Hunk]] | None = None
 
     # -- helpers -----------------------------------------------------------
@@ -56,6 +60,22 @@ class Session:
     def _open(self) -> None:
         if self.outcome is not None:
             raise ToolError("this step has already ended; reply with a one-line summary")
+
+    def restart(self) -> None:
+        """Back to the start of the step (a model error cut it short): the worktree at parent."""
+        self.wt.reset(self.parent)
+        self.outcome = None
+        self.errors.clear()
+        self.streak = 0
+        self._remaining = None
+
+    def diagnosis(self) -> str:
+        """What went wrong with the tool calls of this step, for a steering message."""
+        if not self.errors:
+            return ""
+        last = "\n".join(f"- {e[:300]}" for e in self.errors[-3:])
+        return (f"{len(self.errors)} of your tool calls in this step failed "
+                f"(at most {MAX_TOOL_ERRORS} may); the last ones:\n{last}")
 
     # -- the tools -----------------------------------------------------------
 
@@ -82,7 +102,8 @@ class Session:
         if unknown:
             raise ToolError(
                 f"unknown hunk ids: {', '.join(unknown[:20])}; nothing was applied. "
-                "Ids change only when a hunk's content does: call read_diff for the current ones"
+                + _id_hints(unknown, self.remaining())
+                + "Ids change only when a hunk's content does: call read_diff for the current ones"
             )
         chosen = [by_id[i] for i in dict.fromkeys(ids)]
         try:
@@ -168,22 +189,68 @@ class Session:
         """The llm Tool objects, named exactly as the contract says."""
         fns = [self.read_diff, self.apply_hunks, self.read_file, self.write_file,
                self.delete_file, self.run_build, self.run_tests, self.create_commit, self.stuck]
-        return [llm.Tool.function(fn, name=fn.__name__) for fn in fns]
+        out = []
+        for fn in fns:
+            # Building the JSON schema from the signature is slow: do it once per process.
+            if fn.__name__ not in _SCHEMAS:
+                made = llm.Tool.function(fn, name=fn.__name__)
+                _SCHEMAS[fn.__name__] = (made.description, made.input_schema)
+            description, schema = _SCHEMAS[fn.__name__]
+            out.append(llm.Tool(name=fn.__name__, description=description, input_schema=schema,
+                                implementation=fn))
+        return out
 
     def after_call(self, tool: object, call: object, result: llm.ToolResult) -> None:
-        if result.exception is not None:
-            self.errors.append(f"{result.name}: {result.output}")
-            if len(self.errors) >= MAX_TOOL_ERRORS and self.outcome is None:
-                self.outcome = Outcome(
-                    "stuck", f"the model's tool calls kept failing ({len(self.errors)} errors); "
-                    f"last: {self.errors[-1][:300]}")
+        if result.exception is None:
+            self.streak = 0
+            return
+        self._failed(result.name, result.output)
+        # What the model reads back: the error, and after a streak, how to get out of it.
+        result.output += self._steering()
 
     def before_call(self, tool: object, call: object) -> None:
         if self.outcome is not None:
             raise llm.CancelToolCall("this step has already ended")
+        if tool is None:
+            name = getattr(call, "name", "?")
+            text = f'there is no tool "{name}": the tools are {", ".join(TOOL_NAMES)}'
+            self._failed(name, text)
+            raise llm.CancelToolCall(text + self._steering())
+
+    def _failed(self, name: str, text: str) -> None:
+        self.errors.append(f"{name}: {text}")
+        self.streak += 1
+        if len(self.errors) >= MAX_TOOL_ERRORS and self.outcome is None:
+            self.outcome = Outcome(
+                "stuck", f"the model's tool calls kept failing ({len(self.errors)} errors); "
+                f"last: {self.errors[-1][:300]}")
+
+    def _steering(self) -> str:
+        if self.outcome is not None:
+            return "\nThis step has ended as stuck: too many failed tool calls."
+        if self.streak < STEER_STREAK:
+            return ""
+        return (f"\nSteering: {self.streak} calls in a row failed; {MAX_TOOL_ERRORS - len(self.errors)} more "
+                "failures end this step as stuck. Take ids only from read_diff or the prompt's index, "
+                "paths relative to the repository root; call stuck(summary) if you cannot go on.")
 
 
+_SCHEMAS: dict[str, tuple[str | None, dict]] = {}
 _ID_SPLIT = re.compile(r"[\s,]+")
+
+
+def _id_hints(unknown: list[str], remaining: list[hunks.Hunk]) -> str:
+    """Deterministic guesses for ids a model got wrong: a path given for its hunks,
+    a truncated id."""
+    hints = []
+    for bad in unknown[:5]:
+        under = [h.id for h in remaining if h.path == bad or h.path.startswith(bad.rstrip("/") + "/")]
+        near = [h.id for h in remaining if len(bad) >= 4 and h.id.startswith(bad)]
+        if under:
+            hints.append(f"{bad} is a path, not a hunk id: its hunks are {' '.join(under[:20])}")
+        elif len(near) == 1:
+            hints.append(f"{bad} looks cut short: did you mean {near[0]}?")
+    return ("; ".join(hints) + ". ") if hints else ""
 
 
 def _as_ids(value: object) -> list[str]:

@@ -24,6 +24,10 @@ class Worktree:
         self.path = path
         self.repo = pygit2.Repository(str(path))
         self.index = self.repo.index
+        # The commit that index and files are known to equal exactly (no stray
+        # files); None once a command has run here or the state is unknown.
+        self.synced: str | None = None
+        self.edited = False  # the tools changed index and files since `synced`
 
     @classmethod
     def location(cls, repo: pygit2.Repository, name: str) -> Path:
@@ -62,9 +66,17 @@ class Worktree:
     def reset(self, commit: str) -> None:
         """Make index and files exactly commit's tree. Untracked files go (they could
         make a build pass that the commit alone would not); ignored ones stay warm."""
+        if self.synced == commit and not self.edited:
+            return
         git(self.path, "reset", "--quiet", "--hard", commit)
         git(self.path, "clean", "-fdq")
         self.index.read(True)
+        self.synced = commit
+        self.edited = False
+
+    def touched_by_command(self) -> None:
+        """A build or test ran here: it may have left files behind."""
+        self.synced = None
 
     # -- what the model may touch ----------------------------------------
 
@@ -119,6 +131,7 @@ class Worktree:
         target.write_bytes(data)
         if mode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE:
             os.chmod(target, os.stat(target).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        self.edited = True
         oid = self.repo.create_blob(data)
         self.index.add(pygit2.IndexEntry(key, oid, mode))
         self.index.write()
@@ -128,6 +141,7 @@ class Worktree:
         key = self.rel(rel)
         if key not in self.index:
             raise PathRefused(f"{rel}: not a tracked file")
+        self.edited = True
         if target.is_symlink() or target.is_file():
             target.unlink()
         self.index.remove(key)
@@ -135,6 +149,7 @@ class Worktree:
         _prune_empty_dirs(target.parent, self.path)
 
     def apply(self, selected: list[hunks.Hunk]) -> list[str]:
+        self.edited = True
         touched = hunks.apply(self.repo, self.index, self.path, selected)
         self.index.write()
         return touched
@@ -152,7 +167,12 @@ class Worktree:
         return str(oid)
 
     def move_head(self, commit: str) -> None:
+        """After a commit of the index: files were written only through the tools,
+        so they equal the commit unless a command ran since the last reset."""
         self.repo.set_head(pygit2.Oid(hex=commit))
+        if self.synced is not None:
+            self.synced = commit
+            self.edited = False
 
 
 def _prune_empty_dirs(start: Path, root: Path) -> None:

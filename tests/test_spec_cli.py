@@ -1,0 +1,84 @@
+"""`spec show|export|import|edit`, `list`, `status`: the stored spec as TOML."""
+from __future__ import annotations
+
+import os
+import stat
+
+from testing.flow import SPEC, feature_repo, retcon
+
+
+def planned(tmp_path):
+    repo = feature_repo(tmp_path / "repo")
+    (tmp_path / "spec.toml").write_text(SPEC)
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
+    return repo
+
+
+def editor(tmp_path, script: str) -> str:
+    """A scripted $GIT_EDITOR: a shell script that edits the file it is given."""
+    path = tmp_path / "editor.sh"
+    path.write_text("#!/bin/sh\n" + script)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return str(path)
+
+
+def test_export_import_round_trip_versions_the_spec(tmp_path):
+    repo = planned(tmp_path)
+    assert retcon(repo, "spec", "export", "-o", str(tmp_path / "out.toml")).code == 0
+    assert (tmp_path / "out.toml").read_text() == retcon(repo, "spec", "show").out
+    text = (tmp_path / "out.toml").read_text().replace('hints = "Only util.py."', 'hints = "util.py only"')
+    (tmp_path / "out.toml").write_text(text)
+    res = retcon(repo, "spec", "import", str(tmp_path / "out.toml"))
+    assert res.code == 0 and "Imported spec 'feature-clean'" in res.out
+    assert 'hints = "util.py only"' in retcon(repo, "spec", "show", "feature-clean").out
+    assert repo.git("log", "--format=%s", "refs/retcon/feature-clean").splitlines() == ["import out.toml", "plan"]
+
+
+def test_edit_validates_and_reopens_until_the_spec_parses(tmp_path, monkeypatch):
+    repo = planned(tmp_path)
+    # First save breaks a field name; on the reopen (which shows the error) the editor fixes it.
+    script = editor(tmp_path, f"""
+if grep -q 'ERROR' "$1"; then
+  grep -q "unknown field 'hint'" "$1" || exit 9
+  sed -i 's/^hint = /hints = /' "$1"
+else
+  sed -i 's/^hints = "Only util.py."/hint = "edited"/' "$1"
+fi
+""")
+    monkeypatch.setenv("GIT_EDITOR", script)
+    res = retcon(repo, "spec", "edit")
+    assert res.code == 0, res.text
+    assert 'hints = "edited"' in retcon(repo, "spec", "show").out
+
+
+def test_edit_to_an_empty_file_saves_nothing(tmp_path, monkeypatch):
+    repo = planned(tmp_path)
+    before = repo.rev("refs/retcon/feature-clean")
+    monkeypatch.setenv("GIT_EDITOR", editor(tmp_path, ': > "$1"\n'))
+    res = retcon(repo, "spec", "edit")
+    assert res.code == 1 and "nothing was saved" in res.err
+    assert repo.rev("refs/retcon/feature-clean") == before
+
+
+def test_list_and_status_table(tmp_path):
+    repo = planned(tmp_path)
+    listed = retcon(repo, "list")
+    assert listed.code == 0 and listed.out.startswith("feature-clean\tpending\t0/3 complete")
+    table = retcon(repo, "status")
+    assert table.code == 0
+    assert "feature-clean: pending" in table.out
+    assert "  2  pending" in table.out and "app: use two()" in table.out
+
+
+def test_name_is_required_when_several_specs_exist(tmp_path):
+    repo = planned(tmp_path)
+    repo.git("branch", "other", "feature")
+    (tmp_path / "other.toml").write_text(SPEC.replace('cleaned = "feature-clean"', 'cleaned = "other-clean"')
+                                         .replace('source = "feature"', 'source = "other"'))
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "other.toml"), "--no-edit").code == 0
+    res = retcon(repo, "status")
+    assert res.code == 2 and "feature-clean, other-clean" in res.err
+    # ...unless exactly one spec is for the current branch.
+    repo.git("checkout", "-q", "other")
+    res = retcon(repo, "status")
+    assert res.code == 0 and res.out.startswith("other-clean:")

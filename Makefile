@@ -4,7 +4,7 @@ VENV ?= .venv
 PREFIX ?= /usr/local
 BIN := $(VENV)/bin
 
-.PHONY: venv install test bench man clean
+.PHONY: venv install uninstall test bench man clean
 
 $(BIN)/git-retcon: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,9 +14,38 @@ $(BIN)/git-retcon: pyproject.toml
 
 venv: $(BIN)/git-retcon
 
-# Install the command, its man page and completions under PREFIX.
+# Install under PREFIX: the command, in a virtualenv of its own in LIBDIR (so no
+# system Python is touched: PEP 668), its man page, and bash and zsh completions.
+# PACKAGE, PIP, PIP_FLAGS and VENV_FLAGS say what is installed and how (the
+# tests install a built wheel with the pip they run under, to stay fast).
+DEST = $(abspath $(PREFIX))
+LIBDIR ?= $(DEST)/lib/git-retcon
+PACKAGE ?= .
+PIP ?= $(LIBDIR)/bin/python -m pip
+PIP_FLAGS ?=
+VENV_FLAGS ?=
+MAN1DIR = $(DEST)/share/man/man1
+BASHDIR = $(DEST)/share/bash-completion/completions
+ZSHDIR = $(DEST)/share/zsh/site-functions
+
 install:
-	$(PYTHON) -m pip install --prefix '$(PREFIX)' .
+	$(PYTHON) -m venv $(VENV_FLAGS) $(LIBDIR)
+	$(PIP) install --quiet $(PIP_FLAGS) $(PACKAGE)
+	mkdir -p $(DEST)/bin $(MAN1DIR) $(BASHDIR) $(ZSHDIR)
+	ln -sf $(abspath $(LIBDIR))/bin/git-retcon $(DEST)/bin/git-retcon
+	cp man/git-retcon.1 $(MAN1DIR)/git-retcon.1
+	cp completion/git-retcon $(BASHDIR)/git-retcon
+	cp completion/_git-retcon $(ZSHDIR)/_git-retcon
+
+uninstall:
+	rm -rf $(LIBDIR)
+	rm -f $(DEST)/bin/git-retcon $(MAN1DIR)/git-retcon.1 $(BASHDIR)/git-retcon $(ZSHDIR)/_git-retcon
+
+# The man page is roff written by hand: fail on any warning groff gives.
+man:
+	@out=$$(groff -man -Tutf8 -ww -z man/git-retcon.1 2>&1); \
+	if [ -n "$$out" ]; then echo "$$out"; exit 1; fi; \
+	echo "man/git-retcon.1 renders cleanly: read it with man -l man/git-retcon.1"
 
 test: venv
 	$(BIN)/python -m pytest -q

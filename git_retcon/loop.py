@@ -25,6 +25,7 @@ from .commands import Result, Verifier, check_command_exists
 from .errors import RetconError, StuckStop
 from .gitops import (cas_ref, first_parent_chain, ref_target, resolve_commit, short,
                      signature)
+from .plan import assigned_text
 from .store import NOTES_REF, Store, Stored
 from .tools import Outcome, Session
 from .ui import UI
@@ -285,6 +286,7 @@ class Run:
             "k": str(k + 1), "n": str(len(spec.commits)), "summary": c.summary,
             "message": c.message, "hints": c.hints.strip() or "(none)",
             "paths": json.dumps(c.paths) if c.paths else "(none given)",
+            "assigned": assigned_text(c.hunks, remaining),
             "resolution": resolution_text(c),
             "stat": f"{len(remaining)} hunks in {files} files (+{added} -{removed})",
             "index": hunks.index_lines(remaining, budget=INDEX_BUDGET) if remaining else "(empty)",

@@ -33,8 +33,10 @@ def _ensure_builtin() -> None:
         llm.plugins.pm.register(paths_model, name="retcon")
 
 
-def load(name: str | None) -> llm.Model:
-    """The llm model, refused with a one-line reason if it cannot drive the tools."""
+def load(name: str | None, tools: bool = True) -> llm.Model:
+    """The llm model, refused with a one-line reason if it cannot drive the tools.
+
+    `plan` passes tools=False: it takes structured output from any model."""
     _ensure_builtin()
     try:
         model = llm.get_model(name)
@@ -44,7 +46,7 @@ def load(name: str | None) -> llm.Model:
             f"unknown model '{shown}': see `llm models` for the installed ones, "
             f"or use the built-in offline model with -m {BUILTIN}"
         ) from None
-    if not getattr(model, "supports_tools", False):
+    if tools and not getattr(model, "supports_tools", False):
         raise RetconError(
             f"model '{model.model_id}' does not support tool calling, which git-retcon needs: "
             f"choose a tool-capable model (e.g. gpt-4.1, claude-*, gemini-*) or -m {BUILTIN}"

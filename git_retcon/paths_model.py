@@ -2,7 +2,8 @@
 
 It is an ordinary llm plugin model that drives the same tools as any other: for
 an extraction it reads the remaining diff under the commit's `paths`, applies
-every hunk whose path matches, and commits. It cannot fix failures: in a fix
+every hunk whose path matches and every hunk the plan assigned to the commit
+(the prompt's `Assigned hunks:` line), and commits. It cannot fix failures: in a fix
 step it calls stuck with the rework brief, for a human to act on.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from llm.parts import Message, TextPart, ToolCallPart, ToolResultPart
 HUNK_LINE = re.compile(r"^hunk ([0-9a-f]{10}) (.+) \((\w+)\)", re.M)
 PAGE_LINE = re.compile(r"page (\d+) of (\d+)")
 GLOB_CHARS = re.compile(r"[*?\[]")
+HUNK_ID = re.compile(r"^[0-9a-f]{10}$")
 
 
 def user_text(messages: list[Message]) -> str:
@@ -87,9 +89,13 @@ def next_call(prompt: str, done: list[tuple[str, dict[str, Any], str]]) -> tuple
         patterns = json.loads(field(prompt, "Paths"))
     except ValueError:
         patterns = None
-    if not isinstance(patterns, list) or not patterns:
-        return "stuck", {"summary": "retcon-paths needs `paths` globs for this commit in the spec: "
-                         "add them (git retcon spec edit), or use a model that reads hints"}
+    if not isinstance(patterns, list):
+        patterns = []
+    # The ids listed before any "(...)" remark are live hunks of the remaining diff.
+    assigned = [w for w in field(prompt, "Assigned hunks").split("(")[0].split() if HUNK_ID.match(w)]
+    if not patterns and not assigned:
+        return "stuck", {"summary": "retcon-paths needs `paths` globs or assigned `hunks` for this commit "
+                         "in the spec: add them (git retcon spec edit), or use a model that reads hints"}
     # Read every page of the diff under each prefix, then apply what matches.
     wanted = prefixes([str(p) for p in patterns])
     reads = [(args.get("path", ""), args.get("page", 1), out) for name, args, out in done if name == "read_diff"]
@@ -102,7 +108,7 @@ def next_call(prompt: str, done: list[tuple[str, dict[str, Any], str]]) -> tuple
         if m and int(m.group(1)) < int(m.group(2)):
             return "read_diff", {"path": prefix, "page": int(m.group(1)) + 1}
     if not any(name == "apply_hunks" for name, _, _ in done):
-        ids = []
+        ids = list(assigned)
         for _, _, out in reads:
             for hid, path, _kind in HUNK_LINE.findall(out):
                 if matches(path, patterns) and hid not in ids:

@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import pygit2
 
+from . import hunks as hunkmod
 from . import spec as specmod
 from .errors import RetconError
 from .gitops import clean_env, git, main_workdir, resolve_commit
@@ -18,6 +22,8 @@ EDIT_HEADER = """\
 #   message = "..."     the commit message
 #   hints = \"\"\"...\"\"\"     what belongs in it, what to leave out (for the model)
 #   paths = ["src/*"]   globs of its files (all that -m retcon-paths needs)
+#   hunks = ["<id>"]    ids of the remaining diff's hunks it takes (written by plan;
+#                       ids are content hashes: move them between commits freely)
 # Top level: source, remote, cleaned, and optional build, test (shell commands),
 # timeout (seconds per command), model. `history` is written by git-retcon.
 """
@@ -70,30 +76,289 @@ def source_commits(repo: pygit2.Repository, source: str, remote: str) -> list[py
     return list(walker)
 
 
+FIXUP = re.compile(r"^(fixup|squash|amend)! (.*)$", re.S)
+# Subjects of follow-ups that only touch up an earlier commit of the branch.
+TRIVIAL = re.compile(
+    r"^\s*(fix(es|ed)?\s+(a\s+|the\s+|some\s+)?typos?\b|typos?\b|wip\b|oops\b|fixup\b|tweaks?\b"
+    r"|nits?\b|minor\b|lint\b|format(ting)?\b|whitespace\b|small fix(es)?\b"
+    r"|address(ed)?\s+(review|comments|feedback)\b|review (comments|feedback)\b|fix\s*$)", re.I)
+
+
+def _subject(c: pygit2.Commit) -> str:
+    text = c.message.strip()
+    return text.splitlines()[0] if text else ""
+
+
+def _fixup_target(c: pygit2.Commit, earlier: list[pygit2.Commit]) -> tuple[int, str] | None:
+    """(index of the commit a fixup!/squash!/amend! commit fixes, kind), as autosquash finds it."""
+    m = FIXUP.match(c.message.strip())
+    if not m:
+        return None
+    kind, rest = m.group(1), m.group(2)
+    while (inner := FIXUP.match(rest)) is not None:  # fixup! fixup! X fixes X
+        rest = inner.group(2)
+    wanted = rest.splitlines()[0].strip() if rest.strip() else ""
+    if not wanted:
+        return None
+    subjects = [_subject(e) for e in earlier]
+    for test in (lambda i: subjects[i] == wanted,
+                 lambda i: str(earlier[i].id).startswith(wanted.lower()) and len(wanted) >= 4,
+                 lambda i: subjects[i].startswith(wanted)):
+        for i in range(len(earlier)):
+            if test(i) and not FIXUP.match(earlier[i].message.strip()):
+                return i, kind
+    return None
+
+
+def _blamed_to(repo: pygit2.Repository, c: pygit2.Commit, earlier: list[pygit2.Commit],
+               base: pygit2.Oid | None) -> int | None:
+    """The one earlier branch commit whose lines c only touches, if there is one."""
+    parent = c.parents[0]
+    index = {e.id: i for i, e in enumerate(earlier)}
+    owners: set[int] = set()
+    blames: dict[str, pygit2.Blame] = {}
+    for h in hunkmod.remaining(repo, str(parent.tree_id), str(c.tree_id)):
+        if h.kind != "modify":
+            return None
+        lines = range(h.old_start, h.old_start + h.old_lines) if h.old_lines else [max(h.old_start, 1)]
+        try:
+            if h.path not in blames:
+                kw = {"oldest_commit": base} if base is not None else {}
+                blames[h.path] = repo.blame(h.path, newest_commit=parent.id, **kw)
+            for n in lines:
+                i = index.get(blames[h.path].for_line(n).final_commit_id)
+                if i is None:
+                    return None
+                owners.add(i)
+        except (KeyError, ValueError, IndexError, pygit2.GitError):
+            return None
+    return owners.pop() if len(owners) == 1 else None
+
+
+def _folded(repo: pygit2.Repository, commits: list[pygit2.Commit],
+            base: pygit2.Oid | None) -> tuple[list[int], dict[int, list[str]], dict[int, str]]:
+    """For each source commit, the commit it folds into (itself when it stands alone);
+    notes on what each folded in; messages changed by squash!/amend!."""
+    into = list(range(len(commits)))
+    notes: dict[int, list[str]] = {}
+    messages = {i: c.message.strip() for i, c in enumerate(commits)}
+    for i, c in enumerate(commits):
+        found = _fixup_target(c, commits[:i])
+        kind = found[1] if found else "follow-up"
+        j = found[0] if found else None
+        if j is None and i and TRIVIAL.match(_subject(c)):
+            j = _blamed_to(repo, c, commits[:i], base)
+        if j is None:
+            continue
+        root = into[j]
+        into[i] = root
+        body = "\n".join(c.message.strip().splitlines()[1:]).strip()
+        if kind == "squash" and body:
+            messages[root] += "\n\n" + body
+        elif kind == "amend" and body:
+            messages[root] = body
+        notes.setdefault(root, []).append(f"{kind} {str(c.id)[:12]} {_subject(c)}")
+    return into, notes, messages
+
+
+def _owners(repo: pygit2.Repository, commits: list[pygit2.Commit], into: list[int], tip: pygit2.Commit,
+            base: pygit2.Oid | None, everything: list[hunkmod.Hunk]) -> dict[str, int]:
+    """Each remaining hunk's logical commit: whole files go to the first commit that touched
+    them, changed lines to the earliest commit that wrote them (git blame), removals to the
+    first commit that removed those lines."""
+    first: dict[str, int] = {}
+    removed: dict[str, list[tuple[int, bytes]]] = {}
+    for i, c in enumerate(commits):
+        parent = c.parents[0].tree_id if c.parents else None
+        if parent is None:
+            continue
+        for h in hunkmod.remaining(repo, str(parent), str(c.tree_id)):
+            for p in (h.path, h.old_path):
+                if p:
+                    first.setdefault(p, into[i])
+            if h.kind == "modify" and h.removed:
+                removed.setdefault(h.path, []).append((into[i], h.removed))
+    index = {c.id: i for i, c in enumerate(commits)}
+    blames: dict[str, pygit2.Blame | None] = {}
+    last = max(into)
+    out: dict[str, int] = {}
+    for h in everything:
+        owner = first.get(h.path, first.get(h.old_path or "", last))
+        if h.kind == "modify" and h.new_lines:
+            if h.path not in blames:
+                try:
+                    kw = {"oldest_commit": base} if base is not None else {}
+                    blames[h.path] = repo.blame(h.path, newest_commit=tip.id, **kw)
+                except (KeyError, ValueError, pygit2.GitError):
+                    blames[h.path] = None
+            blame = blames[h.path]
+            found = []
+            for n in range(h.new_start, h.new_start + h.new_lines):
+                try:
+                    i = index.get(blame.for_line(n).final_commit_id) if blame else None
+                except (IndexError, ValueError):
+                    i = None
+                if i is not None:
+                    found.append(into[i])
+            owner = min(found) if found else owner
+        elif h.kind == "modify":
+            owner = next((k for k, data in removed.get(h.path, []) if h.removed in data), owner)
+        out[h.id] = owner
+    return out
+
+
 def from_commits(repo: pygit2.Repository, source: str, remote: str, cleaned: str) -> specmod.Spec:
-    """One logical commit per source commit. `paths` name the files a commit is the
-    first to touch; a commit that touches only files already claimed is folded into
-    the one before it, so that retcon-paths can rebuild the branch as is."""
+    """One logical commit per source commit, with the hunks it wrote. fixup!/squash!/amend!
+    commits and trivial follow-ups ("fix typo" touching only lines of one earlier commit of
+    the branch) fold into the commit they fix, as `git rebase --autosquash` would."""
+    from .propose import set_paths
+
     commits = source_commits(repo, source, remote)
     if not commits:
         raise RetconError(f"'{source}' has no commits that '{remote}' lacks: nothing to clean up")
-    claimed: set[str] = set()
+    tip = resolve_commit(repo, source, "source")
+    base = repo.merge_base(tip.id, resolve_commit(repo, remote, "remote").id)
+    base_tree = str(repo[base].peel(pygit2.Commit).tree_id) if base else str(repo.TreeBuilder().write())
+    everything = hunkmod.remaining(repo, base_tree, str(tip.tree_id))
+    into, notes, messages = _folded(repo, commits, base)
+    owner = _owners(repo, commits, into, tip, base, everything)
+    roots = sorted(set(into))
+    ids: dict[int, list[str]] = {r: [h.id for h in everything if owner[h.id] == r] for r in roots}
+    # A commit none of whose changes survive on their own joins its neighbour.
+    kept = [r for r in roots if ids[r]] or roots[-1:]
+    for r in roots:
+        if r not in kept:
+            to = max([k for k in kept if k < r], default=kept[0])
+            notes.setdefault(to, []).append(f"empty {str(commits[r].id)[:12]} {_subject(commits[r])} "
+                                            "(later commits rewrote all of it)")
+            ids[to] += ids[r]
     out: list[specmod.LogicalCommit] = []
-    for c in commits:
-        parent = c.parents[0].tree if c.parents else repo.TreeBuilder().write()
-        diff = repo.diff(parent, c.tree)
-        diff.find_similar()
-        files = sorted({p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)
-                        if d.status != pygit2.enums.DeltaStatus.UNMODIFIED})
-        fresh = [f for f in files if f not in claimed]
-        claimed.update(files)
-        message = c.message.strip()
-        if not fresh and out:
-            out[-1].hints += f"\nAlso folds in: {message.splitlines()[0]}"
-            continue
-        out.append(specmod.LogicalCommit(
-            message=message, hints=f"From {str(c.id)[:12]}: {', '.join(files)}", paths=fresh))
-    return specmod.Spec(source=source, remote=remote, cleaned=cleaned, commits=out)
+    for r in kept:
+        c = commits[r]
+        files = sorted(_touched(repo, c))
+        hints = f"From {str(c.id)[:12]}: {', '.join(files[:20])}{' ...' if len(files) > 20 else ''}"
+        if notes.get(r):
+            hints += "\nAlso folds in: " + "; ".join(notes[r])
+        out.append(specmod.LogicalCommit(message=messages[r], hints=hints, hunks=ids[r]))
+    spec = specmod.Spec(source=source, remote=remote, cleaned=cleaned, commits=out)
+    set_paths(spec, everything)
+    return spec
+
+
+def _touched(repo: pygit2.Repository, c: pygit2.Commit) -> set[str]:
+    parent = c.parents[0].tree if c.parents else repo[repo.TreeBuilder().write()]
+    diff = repo.diff(parent, c.tree)
+    diff.find_similar()
+    return {p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)
+            if d.status != pygit2.enums.DeltaStatus.UNMODIFIED}
+
+
+def _remaining(repo: pygit2.Repository, spec: specmod.Spec) -> list[hunkmod.Hunk]:
+    """The diff the spec must cover: merge base to source tip."""
+    src = resolve_commit(repo, spec.source, "source")
+    base = repo.merge_base(src.id, resolve_commit(repo, spec.remote, "remote").id)
+    if base is None:
+        return []
+    return hunkmod.remaining(repo, str(repo[base].peel(pygit2.Commit).tree_id), str(src.tree_id))
+
+
+def table(repo: pygit2.Repository, spec: specmod.Spec, everything: list[hunkmod.Hunk] | None = None) -> list[str]:
+    """The commits as a table: files, hunks and lines each takes (by its hunks, else its paths)."""
+    from .paths_model import matches
+
+    if everything is None:
+        everything = _remaining(repo, spec)
+    by_id = {h.id: h for h in everything}
+    taken: set[str] = set()
+    rows = [f"  {'#':>3}  {'files':>5}  {'hunks':>5}  {'lines':>13}  message"]
+    for k, c in enumerate(spec.commits):
+        mine = [by_id[i] for i in c.hunks if i in by_id and i not in taken]
+        if c.paths:
+            mine += [h for h in everything if h.id not in taken and h.id not in c.hunks and matches(h.path, c.paths)]
+        taken.update(h.id for h in mine)
+        files, added, removed = hunkmod.stat(mine)
+        rows.append(f"  {k + 1:>3}  {files:>5}  {len(mine):>5}  {f'+{added} -{removed}':>13}  {c.summary}")
+    return rows
+
+
+def coverage(spec: specmod.Spec, everything: list[hunkmod.Hunk]) -> list[str]:
+    """Warnings about the stored assignment: hunks in no commit, in two, or unknown."""
+    if not any(c.hunks for c in spec.commits):
+        return []
+    known = {h.id for h in everything}
+    seen: dict[str, int] = {}
+    twice: set[str] = set()
+    for c in spec.commits:
+        for i in c.hunks:
+            if i in seen:
+                twice.add(i)
+            seen[i] = seen.get(i, 0) + 1
+    out = []
+    free = [h for h in everything if h.id not in seen]
+    if free:
+        out.append(f"{len(free)} hunks are assigned to no commit (the last commit takes them): "
+                   + ", ".join(f"{h.id} {h.path}" for h in free[:10]) + (" ..." if len(free) > 10 else ""))
+    if twice:
+        out.append(f"{len(twice)} hunks are assigned to more than one commit (the first takes them): "
+                   + ", ".join(sorted(twice)[:10]))
+    stale = sorted(set(seen) - known)
+    if stale:
+        out.append(f"{len(stale)} assigned hunk ids are not in the remaining diff: " + ", ".join(stale[:10]))
+    return out
+
+
+def leftover_comment(left: list[hunkmod.Hunk]) -> str:
+    """The hunks the model placed nowhere, as TOML comments under the spec."""
+    if not left:
+        return ""
+    lines = ["", f"# UNASSIGNED: the plan put these {len(left)} hunks in no commit. Add their ids to a",
+             "# commit's `hunks`; otherwise the last commit takes them."]
+    lines += [f"#   {h.id} {h.path} +{h.added_lines} -{h.removed_lines}" for h in left]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Proposed:
+    """A model's proposal, with what the output and the editor show about it."""
+
+    spec: specmod.Spec
+    everything: list[hunkmod.Hunk]
+    leftovers: list[hunkmod.Hunk]
+    keep_model: str | None            # -m, kept in the spec when `run` can use it
+    summary: list[str]
+
+
+def propose_with_model(repo: pygit2.Repository, name: str | None, source: str, remote: str, cleaned: str,
+                       instructions: str, max_commits: int | None, budget: int, jobs: int,
+                       say: Callable[[str], None]) -> Proposed:
+    from . import models, propose
+
+    model = models.load(models.choose(repo, name, None), tools=False)
+    if model.model_id == models.BUILTIN:
+        raise RetconError(f"{models.BUILTIN} only applies `paths` and cannot propose a plan: "
+                          "use --from-commits, or -m a language model")
+    limits = propose.Limits(context_tokens=budget, jobs=jobs)
+    p = propose.propose(repo, model, propose.Request(source, remote, cleaned, instructions, max_commits),
+                        limits, say)
+    t = p.tally
+    summary = [
+        f"Model {model.model_id}: {t.calls} calls"
+        + (f" ({p.chunks} chunks, then combined)" if p.chunks else "")
+        + f"; largest prompt {max(t.prompt_chars, default=0)} characters "
+          f"(budget {limits.prompt_chars} for {budget} tokens)",
+        f"Tokens used: {t.input_tokens} in, {t.output_tokens} out",
+    ]
+    keep = name if name and getattr(model, "supports_tools", False) else None
+    return Proposed(p.spec, p.hunks, p.leftovers, keep, summary)
+
+
+def report(repo: pygit2.Repository, spec: specmod.Spec, proposed: Proposed | None) -> list[str]:
+    everything = proposed.everything if proposed else None
+    if everything is None:
+        everything = _remaining(repo, spec)
+    lines = table(repo, spec, everything)
+    lines += ["Warning: " + w for w in coverage(spec, everything)]
+    return lines + (proposed.summary if proposed else [])
 
 
 def editor(repo: pygit2.Repository) -> str:
@@ -140,3 +405,23 @@ def read_file(path: str) -> tuple[specmod.Spec, str]:
     except UnicodeDecodeError:
         raise RetconError(f"{path} is not UTF-8 text") from None
     return specmod.parse(text, os.path.basename(path)), text
+
+
+ASSIGNED_BUDGET = 12000
+
+
+def assigned_text(ids: list[str], remaining: list[hunkmod.Hunk]) -> str:
+    """The prompt's `Assigned hunks:` value: the commit's planned ids still in the remaining
+    diff (ids are content hashes, so they hold while the hunk's content does)."""
+    if not ids:
+        return "(none)"
+    live_ids = {h.id for h in remaining}
+    live = [i for i in ids if i in live_ids]
+    shown = live[: ASSIGNED_BUDGET // 11]
+    text = " ".join(shown) if shown else "(none left)"
+    if len(shown) < len(live):
+        text += f" (and {len(live) - len(shown)} more, not shown)"
+    if len(live) < len(ids):
+        text += (f" ({len(ids) - len(live)} of the {len(ids)} planned are no longer in the remaining "
+                 "diff: applied already, or changed since the plan)")
+    return text

@@ -12,12 +12,25 @@ The step key comes from the prompt (`Commit k/N`, `Step: extract` or `Step: fix
 stateless and survives the process being killed. "$ids:PREFIX" expands to the
 hunk ids under PREFIX seen in the prompt or in earlier tool results. Every call
 is appended to $RETCON_SCRIPT_LOG (JSON lines) for tests to assert on.
+
+Plan prompts (`Step: plan`, `Step: plan-chunk`, `Step: plan-combine`, each
+maybe `(attempt a)`) take k from `Chunk k/N` or `Part k/N`, and are also found
+under "plan/1" or "plan" style keys. A turn may answer with "json" (expanded,
+then sent as the reply's text); "$match:REGEX" expands to the distinct first
+groups of REGEX in the prompt (e.g. "$match:^(g\\d+) " for group ids); a turn
+with "rate_limit": n raises a rate-limit error the first n times it is played
+in this process, "error": text raises a backend error, "sleep": s waits first;
+log entries say how many calls were "in_flight" at once. `scripted-schema`
+(schema support, no tools) and `scripted-text` (neither) play the same scripts.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import threading
+import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -40,15 +53,36 @@ def _texts(messages: list[Message]) -> tuple[str, list[str]]:
 
 
 def step_keys(prompt: str) -> list[str]:
-    m = re.search(r"^Commit (\d+)/\d+", prompt, re.M)
+    m = re.search(r"^(?:Commit|Chunk|Part) (\d+)/\d+", prompt, re.M)
     k = m.group(1) if m else "?"
-    s = re.search(r"^Step: (\w+)(?: \(attempt (\d+)\))?", prompt, re.M)
+    s = re.search(r"^Step: ([\w-]+)(?: \(attempt (\d+)\))?", prompt, re.M)
     step = s.group(1) if s else "extract"
     attempt = s.group(2) if s and s.group(2) else "1"
-    return [f"{k}/{step}/{attempt}", f"{k}/{step}", f"*/{step}/{attempt}", f"*/{step}"]
+    return [f"{k}/{step}/{attempt}", f"{k}/{step}", f"*/{step}/{attempt}", f"*/{step}",
+            f"{step}/{attempt}", step]
 
 
-def _expand(value: Any, seen: list[tuple[str, str]]) -> Any:
+class RateLimitError(Exception):
+    """What an HTTP backend raises on 429."""
+
+    status_code = 429
+
+
+_played: Counter[str] = Counter()
+_played_lock = threading.Lock()  # plan asks in parallel threads
+_in_flight = [0]
+
+
+def _log(path: str | None, entry: dict[str, Any]) -> None:
+    if path:
+        with _played_lock, open(path, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+
+
+def _expand(value: Any, seen: list[tuple[str, str]], text: str = "") -> Any:
+    if isinstance(value, str) and value.startswith("$match:"):
+        found = re.findall(value[len("$match:"):], text, re.M)
+        return list(dict.fromkeys(f if isinstance(f, str) else f[0] for f in found))
     if isinstance(value, str) and value.startswith("$ids:"):
         prefix = value[len("$ids:"):]
         ids: list[str] = []
@@ -57,9 +91,9 @@ def _expand(value: Any, seen: list[tuple[str, str]]) -> Any:
                 ids.append(hid)
         return ids
     if isinstance(value, dict):
-        return {k: _expand(v, seen) for k, v in value.items()}
+        return {k: _expand(v, seen, text) for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand(v, seen) for v in value]
+        return [_expand(v, seen, text) for v in value]
     return value
 
 
@@ -70,6 +104,16 @@ class ScriptedModel(llm.Model):
 
     def execute(self, prompt: llm.Prompt, stream: bool, response: llm.Response,
                 conversation: llm.Conversation | None) -> Iterator[str]:
+        with _played_lock:
+            _in_flight[0] += 1
+            now = _in_flight[0]
+        try:
+            yield from self._play(prompt, response, now)
+        finally:
+            with _played_lock:
+                _in_flight[0] -= 1
+
+    def _play(self, prompt: llm.Prompt, response: llm.Response, in_flight: int) -> Iterator[str]:
         messages = prompt.messages
         user, results = _texts(messages)
         turn = sum(1 for m in messages if m.role == "assistant")
@@ -77,20 +121,46 @@ class ScriptedModel(llm.Model):
         turns: list[dict[str, Any]] = next((script[k] for k in step_keys(user) if k in script), [])
         play = turns[turn] if turn < len(turns) else {"text": "I have nothing more to do."}
         seen = [(h, p) for text in [user, *results] for rx in ID_LINES for h, p in rx.findall(text)]
+        chars = sum(len(getattr(p, "text", "") or getattr(p, "output", "") or "") for m in messages for p in m.parts)
+        chars += len(prompt.system or "")
+        log = os.environ.get("RETCON_SCRIPT_LOG")
+        entry = {"keys": step_keys(user)[:1], "turn": turn, "prompt": user, "results": results,
+                 "chars": chars, "schema": bool(prompt.schema), "tools": [t.name for t in prompt.tools or []],
+                 "in_flight": in_flight}
+        if play.get("sleep"):
+            time.sleep(play["sleep"])
+        if play.get("error"):
+            _log(log, {**entry, "calls": [], "error": play["error"]})
+            raise RuntimeError(play["error"])
+        if play.get("rate_limit"):
+            with _played_lock:
+                _played[f"{step_keys(user)[0]}#{turn}"] += 1
+                limited = _played[f"{step_keys(user)[0]}#{turn}"] <= play["rate_limit"]
+            if limited:
+                _log(log, {**entry, "calls": [], "rate_limited": True})
+                raise RateLimitError("429 Too Many Requests: rate limit reached")
         calls = []
         for call in play.get("calls", []):
-            args = call.get("raw_arguments", _expand(call.get("arguments", {}), seen))
+            args = call.get("raw_arguments", _expand(call.get("arguments", {}), seen, user))
             calls.append({"name": call["name"], "arguments": args})
             response.add_tool_call(llm.ToolCall(name=call["name"], arguments=args))
-        log = os.environ.get("RETCON_SCRIPT_LOG")
-        if log:
-            with open(log, "a") as f:
-                f.write(json.dumps({"keys": step_keys(user)[:1], "turn": turn, "prompt": user,
-                                    "results": results, "calls": calls}) + "\n")
-        chars = sum(len(getattr(p, "text", "") or getattr(p, "output", "") or "") for m in messages for p in m.parts)
         text = play.get("text", "")
+        if "json" in play:
+            text = json.dumps(_expand(play["json"], seen, user))
+        _log(log, {**entry, "calls": calls, "text": text})
         response.set_usage(input=max(chars // 4, 1), output=max((len(json.dumps(calls)) + len(text)) // 4, 1))
         yield text
+
+
+class ScriptedSchema(ScriptedModel):
+    model_id = "scripted-schema"
+    supports_tools = False
+    supports_schema = True
+
+
+class ScriptedText(ScriptedModel):
+    model_id = "scripted-text"
+    supports_tools = False
 
 
 class ScriptedNoTools(llm.Model):
@@ -113,6 +183,8 @@ class Plugin:
     @llm.hookimpl
     def register_models(self, register: Any) -> None:
         register(ScriptedModel())
+        register(ScriptedSchema())
+        register(ScriptedText())
         register(ScriptedNoTools())
         register(ScriptedNeedsKey())
 

@@ -1,15 +1,30 @@
-"""Read-only views of a run: status rows, and the verification `check` runs."""
+"""Read-only views of a run: status rows, and the verification `check` runs.
+
+`verify` is what the pre-push hook relies on, so it stays cheap: no model, no
+build (unless asked to rerun), no walk beyond the cleaned and source branches'
+own commits, and tree equality decided by comparing two tree ids.
+"""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import pygit2
 
-from . import hunks
-from . import spec as specmod
-from .gitops import first_parent_chain, ref_target, resolve_commit, short
+from .errors import RetconError
+from .gitops import git, main_workdir, ref_target, resolve_commit, short
 from .store import NOTES_REF, TESTS_REF, Store, Stored
+
+# How far past the recorded commits the branch walk goes before giving up on
+# finding the merge-base: a branch rebased elsewhere must not cost a full-history walk.
+_SLACK = 50
+_MAX_SOURCE_WALK = 10000
+_STAT_FILES = 20
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
 
 
 def commit_rows(store: Store, stored: Stored) -> list[dict[str, Any]]:
@@ -53,64 +68,216 @@ class Verdict:
     def add(self, ok: bool, text: str) -> None:
         self.items.append((ok, text))
 
+    def render(self) -> str:
+        """The checklist as `check` and the pre-push hook print it."""
+        return "\n".join(f"{'✓' if ok else '✗'} {text}" for ok, text in self.items)
 
-def verify(store: Store, stored: Stored, allow_wip: bool = False) -> Verdict:
-    """The checks the pre-push hook relies on; no model, no build."""
+
+def verify(store: Store, stored: Stored, allow_wip: bool = False, rerun: bool = False,
+           progress: Callable[[str], None] | None = None) -> Verdict:
+    """The checks the pre-push hook relies on; no model, and no build unless rerun."""
     repo = store.repo
     spec = stored.spec
+    name = stored.name
     v = Verdict()
     open_ = [(i, c) for i, c in enumerate(spec.commits) if c.state != "complete"]
     if open_:
-        i, c = open_[0]
-        v.add(False, f"commit {i + 1}/{len(spec.commits)} is {c.state}: {c.summary}")
+        v.add(False, _open_text(stored, open_))
     else:
         v.add(True, f"all {len(spec.commits)} logical commits are complete")
     tip = ref_target(repo, f"refs/heads/{spec.cleaned}")
     if tip is None:
-        v.add(False, f"branch '{spec.cleaned}' does not exist")
+        v.add(False, f"branch '{spec.cleaned}' does not exist: run `git retcon run {name}`")
         return v
     src = resolve_commit(repo, spec.source, "source")
     rem = resolve_commit(repo, spec.remote, "remote")
-    base = repo.merge_base(src.id, rem.id)
-    stop = repo.merge_base(pygit2.Oid(hex=tip), src.id) or base
-    chain = first_parent_chain(repo, tip, str(stop))
-    recorded = [str(repo.revparse_single(s).id) for c in spec.commits for s in c.created]
-    if chain == recorded:
-        v.add(True, f"'{spec.cleaned}' holds exactly the {len(recorded)} recorded commits")
-    else:
-        v.add(False, f"'{spec.cleaned}' does not hold exactly the recorded commits "
-                     f"({len(chain)} on the branch, {len(recorded)} recorded): run `git retcon run`")
-    tip_tree = str(repo.get(tip).tree_id)
-    if tip_tree == str(src.tree_id):
-        v.add(True, f"final tree equals '{spec.source}'")
-    else:
-        left = hunks.remaining(repo, tip_tree, str(src.tree_id))
-        per: dict[str, list[int]] = {}
-        for h in left:
-            a = per.setdefault(h.path, [0, 0])
-            a[0] += h.added_lines
-            a[1] += h.removed_lines
-        lines = [f"   {p} | +{a} -{r}" for p, (a, r) in sorted(per.items())[:20]]
-        more = f"\n   ... and {len(per) - 20} more" if len(per) > 20 else ""
-        v.add(False, f"final tree differs from '{spec.source}' in {len(per)} paths:\n" + "\n".join(lines) + more)
-    untested = []
-    for i, c in enumerate(spec.commits):
-        if not c.created:
-            continue
-        res = tree_result(store, c.created[-1])
-        if res is None or not all(r in ("pass", "none") for r in res) or (
-                res == ("none", "none") and (spec.build or spec.test)):
-            untested.append(f"{i + 1} ({short(c.created[-1])}: build {res[0] if res else '?'}, "
-                            f"test {res[1] if res else '?'})")
-    if untested:
-        v.add(False, "no passing build/test record for commits " + ", ".join(untested))
-    else:
-        v.add(True, "every logical commit's tree has a passing build/test record")
+    base_oid = repo.merge_base(src.id, rem.id)
+    if base_oid is None:
+        raise RetconError(f"'{spec.source}' and '{spec.remote}' share no history (no merge base): "
+                          f"fix `source`/`remote` with `git retcon spec edit {name}`")
+    base = str(base_oid)
+    recorded = [_full(repo, s) for c in spec.commits for s in c.created]
+    chain, on_base = _first_parents(repo, tip, base, len(recorded) + _SLACK)
+    v.add(*_chain_item(stored, chain, on_base, recorded, base))
+    v.add(*_tree_item(repo, stored, tip, src, base, complete=not open_))
+    if rerun:
+        v.add(*_rerun(store, stored, progress or (lambda _text: None)))
+    v.add(*_tests_item(store, stored))
     wip = [s for s in chain if (repo.get(s).message or "").startswith("WIP:")]
     if wip and not allow_wip:
-        v.add(False, f"{len(wip)} WIP: commits remain (squash them, or pass --allow-wip)")
+        v.add(False, f"{plural(len(wip), 'WIP: commit')} left ({', '.join(short(s) for s in wip[:5])}): "
+                     f"squash them into their logical commits, or pass --allow-wip")
     elif wip:
-        v.add(True, f"{len(wip)} WIP: commits (allowed)")
+        v.add(True, f"{plural(len(wip), 'WIP: commit')} (allowed)")
     else:
         v.add(True, "no WIP: commits")
     return v
+
+
+def _open_text(stored: Stored, open_: list[tuple[int, Any]]) -> str:
+    n = len(stored.spec.commits)
+    i, c = open_[0]
+    what = {
+        "stuck": f"resolve it (git retcon resolve -m \"...\" {stored.name}) and run again",
+        "resolved": f"resolved but not finished: run `git retcon run {stored.name}`",
+        "in-progress": f"in progress: run `git retcon run {stored.name}` to finish it",
+        "pending": f"not started: run `git retcon run {stored.name}`",
+    }[c.state]
+    text = f"commit {i + 1}/{n} is {c.state}: {c.summary}: {what}"
+    if c.state == "stuck":
+        reason = c.history[-1].summary.strip().splitlines()
+        text += f"\n    stuck because: {reason[0] if reason else '(no summary)'}"
+    if len(open_) > 1:
+        text += f"\n    (and {plural(len(open_) - 1, 'later logical commit')} not complete)"
+    return text
+
+
+def _full(repo: pygit2.Repository, sha: str) -> str:
+    """A recorded (maybe abbreviated) sha in full; as written when it is not here."""
+    try:
+        return str(repo.revparse_single(sha).id)
+    except (KeyError, ValueError, pygit2.GitError):
+        return sha
+
+
+def _first_parents(repo: pygit2.Repository, tip: str, base: str, limit: int) -> tuple[list[str], bool]:
+    """At most limit commits from tip back to base (exclusive) along first parents,
+    oldest first, and whether base was reached."""
+    chain: list[str] = []
+    cur = repo.get(tip)
+    while cur is not None and str(cur.id) != base and len(chain) < limit:
+        chain.append(str(cur.id))
+        cur = repo.get(cur.parent_ids[0]) if cur.parent_ids else None
+    reached = cur is not None and str(cur.id) == base
+    chain.reverse()
+    return chain, reached
+
+
+def _chain_item(stored: Stored, chain: list[str], on_base: bool, recorded: list[str],
+                base: str) -> tuple[bool, str]:
+    spec, name = stored.spec, stored.name
+    if not on_base:
+        return False, (f"'{spec.cleaned}' is not on top of merge-base('{spec.source}', '{spec.remote}') "
+                       f"{short(base)} (a branch was rebased since the run): start over with "
+                       f"`git retcon abort {name}` and `git retcon run {name}`")
+    if chain == recorded:
+        return True, f"'{spec.cleaned}' holds exactly the {len(recorded)} recorded commits on {short(base)}"
+    if chain[: len(recorded)] == recorded:
+        extra = len(chain) - len(recorded)
+        return False, (f"'{spec.cleaned}' has {plural(extra, 'commit')} the spec does not record "
+                       f"({', '.join(short(s) for s in chain[len(recorded):][:5])}): "
+                       f"run `git retcon run {name}` to adopt and test them")
+    missing = next(s for i, s in enumerate(recorded) if i >= len(chain) or chain[i] != s)
+    return False, (f"'{spec.cleaned}' does not hold the recorded commits (first missing: {short(missing)}; "
+                   f"{len(chain)} on the branch, {len(recorded)} recorded): restore it with "
+                   f"`git branch -f {spec.cleaned} {recorded[-1][:12]}`, or start over with "
+                   f"`git retcon abort {name}`")
+
+
+def _tree_item(repo: pygit2.Repository, stored: Stored, tip: str, src: pygit2.Commit, base: str,
+               complete: bool) -> tuple[bool, str]:
+    spec, name = stored.spec, stored.name
+    tip_tree = str(repo.get(tip).tree_id)
+    if tip_tree == str(src.tree_id):
+        return True, f"final tree equals '{spec.source}' ({short(str(src.id))})"
+    newer = source_moved_on(repo, src, tip_tree, base) if complete else []
+    if newer:
+        listed = "\n".join(f"    {short(str(c.id))} {c.message.splitlines()[0] if c.message else ''}"
+                           for c in newer[:5])
+        more = f"\n    ... and {len(newer) - 5} more" if len(newer) > 5 else ""
+        return False, (f"'{spec.source}' has moved on since the run: {plural(len(newer), 'new commit')} not in "
+                       f"'{spec.cleaned}': add their changes to the spec (git retcon spec edit {name}) "
+                       f"and run again (git retcon run {name})\n{listed}{more}")
+    stat = git(main_workdir(repo), "diff", "--no-color", "--no-ext-diff", "--stat=100",
+               f"--stat-count={_STAT_FILES}", tip, str(src.id)).rstrip("\n")
+    m = re.search(r"(\d+) files? changed", stat)
+    count = plural(int(m.group(1)), "path") if m else "some paths"
+    indented = "\n".join("   " + line for line in stat.splitlines())
+    unfinished = "" if complete else " (the run is not finished)"
+    return False, f"final tree differs from '{spec.source}' in {count}{unfinished}:\n{indented}"
+
+
+def source_moved_on(repo: pygit2.Repository, src: pygit2.Commit, tree: str, base: str) -> list[pygit2.Commit]:
+    """The source's commits, newest first, made after the one whose tree is `tree`
+    (what the run reproduced); empty when no commit of the source has that tree."""
+    newer: list[pygit2.Commit] = []
+    cur: pygit2.Commit | None = src
+    while cur is not None and str(cur.id) != base and len(newer) < _MAX_SOURCE_WALK:
+        if str(cur.tree_id) == tree:
+            return newer
+        newer.append(cur)
+        cur = repo.get(cur.parent_ids[0]) if cur.parent_ids else None
+    return []
+
+
+def _commands(stored: Stored) -> dict[str, str]:
+    return {kind: cmd for kind in ("build", "test") if (cmd := getattr(stored.spec, kind))}
+
+
+def _tests_item(store: Store, stored: Stored) -> tuple[bool, str]:
+    """Each logical commit's last tree needs a passing record of every configured command."""
+    commands = _commands(stored)
+    if not commands:
+        return True, ("no build or test command in the spec: nothing to test "
+                      f"(add `build`/`test` with `git retcon spec edit {stored.name}`)")
+    problems: dict[str, list[str]] = {}  # reason -> commits, so the line stays short
+    for i, c in enumerate(stored.spec.commits):
+        if not c.created:
+            problems.setdefault("not built yet", []).append(str(i + 1))
+            continue
+        commit = store.repo.get(_full(store.repo, c.created[-1]))
+        if commit is None:
+            problems.setdefault("not in this repository (git retcon pull)", []).append(str(i + 1))
+            continue
+        note = store.read_note(TESTS_REF, str(commit.tree_id)) or {}
+        for kind, command in commands.items():
+            rec = note.get(kind)
+            if not isinstance(rec, dict) or rec.get("command") != command:
+                problems.setdefault(f"{kind} never ran", []).append(f"{i + 1} {short(str(commit.id))}")
+                break
+            if rec.get("result") != "pass":
+                problems.setdefault(f"{kind} {rec.get('result', 'unknown')}", []).append(
+                    f"{i + 1} {short(str(commit.id))}")
+                break
+    if problems:
+        listed = "; ".join(f"{'commit' if len(ks) == 1 else 'commits'} {', '.join(ks)} ({why})"
+                           for why, ks in problems.items())
+        return False, (f"no passing {'/'.join(commands)} record for {listed}: run `git retcon run {stored.name}`, "
+                       f"or test again with `git retcon check --rerun {stored.name}`")
+    return True, f"every logical commit's last tree passed {' and '.join(commands)}"
+
+
+def _rerun(store: Store, stored: Stored, progress: Callable[[str], None]) -> tuple[bool, str]:
+    """Build and test each logical commit's last tree again in the spec's worktree,
+    recording the fresh results in place of the old ones."""
+    from .commands import DEFAULT_TIMEOUT, run_command
+    from .worktree import Worktree
+
+    commands = _commands(stored)
+    if not commands:
+        return True, "--rerun: no build or test command in the spec, nothing to run"
+    spec = stored.spec
+    targets = [(i, _full(store.repo, c.created[-1])) for i, c in enumerate(spec.commits) if c.created]
+    failed = []
+    with store.lock(stored.name):
+        wt: Worktree | None = None
+        for i, sha in targets:
+            commit = store.repo.get(sha)
+            if commit is None:
+                continue  # reported by the record check
+            wt = Worktree.ensure(store.repo, stored.name, sha) if wt is None else wt
+            wt.reset(sha)
+            tree = str(commit.tree_id)
+            for kind, command in commands.items():
+                res = run_command(kind, command, wt.path, spec.timeout or DEFAULT_TIMEOUT)
+                note = store.read_note(TESTS_REF, tree) or {}
+                note[kind] = res.to_note()
+                store.write_note(TESTS_REF, tree, note)
+                progress(f"commit {i + 1}/{len(spec.commits)} {short(sha)}: {kind} {res.result} "
+                         f"({res.seconds:.1f}s)")
+                if not res.passed:
+                    failed.append(f"{i + 1} ({kind}: {res.reason()})")
+                    break
+    if failed:
+        return False, f"--rerun: failed for commits {', '.join(failed)}"
+    return True, f"--rerun: {' and '.join(commands)} passed again for {plural(len(targets), 'logical commit')}"

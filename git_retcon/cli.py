@@ -323,20 +323,22 @@ def list_() -> None:
 @cli.command()
 @click.argument("name", required=False)
 @click.option("--allow-wip", is_flag=True, help="Do not fail on WIP: commits.")
-def check(name: str | None, allow_wip: bool) -> None:
+@click.option("--rerun", is_flag=True, help="Build and test every logical commit again instead of "
+              "trusting the recorded results.")
+def check(name: str | None, allow_wip: bool, rerun: bool) -> None:
     """Verify the cleaned branch: complete, tested, equal to the source, no WIP.
 
     \b
-    Exit code 0 when every check holds, 1 otherwise. Example:
+    Exit code 0 when every check holds, 1 otherwise. Examples:
       git retcon check feature-clean
+      git retcon check --rerun           # run build and tests again
     """
     from .check import verify
 
     store = _store()
     stored = store.load(resolve_name(store, name))
-    verdict = verify(store, stored, allow_wip)
-    for ok, text in verdict.items:
-        click.echo(f"{'✓' if ok else '✗'} {text}")
+    verdict = verify(store, stored, allow_wip, rerun, progress=click.echo)
+    click.echo(verdict.render())
     if not verdict.ok:
         raise SystemExit(1)
 

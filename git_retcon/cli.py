@@ -343,6 +343,32 @@ def check(name: str | None, allow_wip: bool, rerun: bool) -> None:
         raise SystemExit(1)
 
 
+# -- hooks, push, pull ---------------------------------------------------------------
+
+
+@cli.group("hooks")
+def hooks_group() -> None:
+    """Install the pre-push hook that runs `git retcon check` on cleaned branches."""
+
+
+@hooks_group.command("install")
+def hooks_install() -> None:
+    """Install the pre-push hook (honours core.hooksPath; an existing hook keeps running)."""
+    from . import hooks
+
+    for line in hooks.install(open_repo()):
+        click.echo(line)
+
+
+@hooks_group.command("uninstall")
+def hooks_uninstall() -> None:
+    """Remove the pre-push hook and put back the one it replaced."""
+    from . import hooks
+
+    for line in hooks.uninstall(open_repo()):
+        click.echo(line)
+
+
 @cli.command()
 @click.argument("name")
 def abort(name: str) -> None:

@@ -1,4 +1,5 @@
 """Run every benchmark in turn and print their tables."""
-from bench import run_overhead
+from bench import plan_sizes, run_overhead
 
 run_overhead.main()
+plan_sizes.main([])

@@ -9,6 +9,7 @@ import pygit2
 import pytest
 
 from git_retcon import propose
+from testing.editor import scripted_editor
 from testing.flow import feature_repo, retcon
 from testing.gitrepo import GitRepo
 
@@ -119,13 +120,13 @@ def test_what_stays_unassigned_is_listed_never_dropped(project, scripted, tmp_pa
     readme = next(i for i, p in ids.items() if p == "README")
     partial = {"commits": [commit("util and app", files=["util.py", "app.py"]), commit("notes", files=["notes/"])]}
     log = scripted({"*/plan": [answer("scripted", partial)]})
-    scripted_editor(tmp_path, monkeypatch, [["keep"]])
+    command, seen = scripted_editor(tmp_path / "editor", [["keep"]])
+    monkeypatch.setenv("GIT_EDITOR", command)
     res = retcon(project, "plan", "-m", "scripted", "--edit")
     assert res.code == 0, res.text
     assert len(entries(log)) == 3  # two repair rounds, then it gives up
     # In the editor as a comment, in the output, and in the stored spec's last commit.
-    seen = (tmp_path / "editor" / "seen.0").read_text()
-    assert "# UNASSIGNED: the plan put these 1 hunks in no commit" in seen and f"#   {readme} README" in seen
+    assert "# UNASSIGNED: the plan put these 1 hunks in no commit" in seen(0) and f"#   {readme} README" in seen(0)
     assert f"1 hunks are assigned to no commit (the last commit takes them): {readme} README" in res.out
     text = stored(project)
     assert readme not in [i for c in assigned(text) for i in c]
@@ -290,35 +291,3 @@ def test_a_multi_megabyte_diff_is_chunked_within_budget_and_combined(tmp_path, s
     (hunks,) = assigned(stored(repo))
     assert sorted(hunks) == sorted(ids)
     assert f"({n} chunks, then combined)" in res.out
-
-
-# --- the editor ------------------------------------------------------------------------
-
-EDITOR = """\
-import json, pathlib, sys
-d = pathlib.Path(sys.argv[1])
-path = pathlib.Path(sys.argv[2])
-n = len(list(d.glob("seen.*")))
-text = path.read_text()
-(d / f"seen.{n}").write_text(text)
-actions = json.loads((d / "actions.json").read_text())
-act = actions[n] if n < len(actions) else ["keep"]
-if act[0] == "replace":
-    text = text.replace(act[1], act[2])
-elif act[0] == "write":
-    text = act[1]
-path.write_text(text)
-"""
-
-
-def scripted_editor(tmp_path, monkeypatch, actions: list[list[str]]):
-    """$GIT_EDITOR as a script: records what it is shown, then does actions[n] on the n-th open."""
-    import sys
-
-    d = tmp_path / "editor"
-    d.mkdir()
-    (d / "actions.json").write_text(json.dumps(actions))
-    script = d / "editor.py"
-    script.write_text(EDITOR)
-    monkeypatch.setenv("GIT_EDITOR", f"{sys.executable} {script} {d}")
-    return script

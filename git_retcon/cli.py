@@ -370,6 +370,37 @@ def hooks_uninstall() -> None:
 
 
 @cli.command()
+@click.argument("remote", required=False)
+@click.option("--no-verify", is_flag=True, help="Skip the pre-push hooks for this push.")
+def push(remote: str | None, no_verify: bool) -> None:
+    """Push the specs, notes and cleaned branches (as refs/retcon-branches/*) to REMOTE.
+
+    \b
+    Only fast-forwards: when REMOTE has newer state, pull first. Example:
+      git retcon push origin
+    """
+    from . import share
+
+    for line in share.push(open_repo(), remote, no_verify):
+        click.echo(line)
+
+
+@cli.command()
+@click.argument("remote", required=False)
+def pull(remote: str | None) -> None:
+    """Fetch REMOTE's specs, notes and cleaned branches; fast-forward them here, merge notes.
+
+    \b
+    Example (a colleague resumes a stuck run):
+      git retcon pull origin && git retcon status
+    """
+    from . import share
+
+    for line in share.pull(open_repo(), remote):
+        click.echo(line)
+
+
+@cli.command()
 @click.argument("name")
 def abort(name: str) -> None:
     """Drop a run: delete the cleaned branch and worktree, clear the spec's history.

@@ -63,7 +63,7 @@ def unstick(repo: GitRepo) -> None:
 
 
 def bare_remote(repo: GitRepo, path: Path, name: str = "origin") -> GitRepo:
-    subprocess.run(["git", "init", "-q", "--bare", str(path)], check=True)
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(path)], check=True)
     repo.git("remote", "add", name, str(path))
     return GitRepo(path)
 

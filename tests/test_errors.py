@@ -170,7 +170,8 @@ def test_malformed_tool_calls_come_back_as_errors_and_the_model_recovers(planned
     res = retcon(planned, "run", "-m", "scripted")
     assert res.code == 0, res.text
     first = [json.loads(l) for l in log.read_text().splitlines()][1]["results"]
-    assert len(first) == len(bad) and all(r.startswith("Error:") for r in first), first
+    assert len(first) == len(bad) and all(r.startswith(("Error:", "Cancelled:")) for r in first), first
+    assert "no_such_tool" in first[-1]
     assert "unknown hunk ids: deadbeef00" in first[2] and "nothing to commit" in first[7]
     assert planned.tree("feature-clean") == planned.tree("feature")
 

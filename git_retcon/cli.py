@@ -154,7 +154,12 @@ def spec_group() -> None:
 @spec_group.command("show")
 @click.argument("name", required=False)
 def spec_show(name: str | None) -> None:
-    """Print the stored spec."""
+    """Print the stored spec, with the run's history.
+
+    \b
+    Example:
+      git retcon spec show feature-clean
+    """
     store = _store()
     click.echo(specmod.dump(store.load(resolve_name(store, name)).spec), nl=False)
 
@@ -163,7 +168,12 @@ def spec_show(name: str | None) -> None:
 @click.argument("name", required=False)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
 def spec_export(name: str | None, output: str | None) -> None:
-    """Write the stored spec as TOML (to stdout or -o FILE)."""
+    """Write the stored spec as TOML (to stdout or -o FILE).
+
+    \b
+    Example:
+      git retcon spec export -o spec.toml feature-clean
+    """
     store = _store()
     text = specmod.dump(store.load(resolve_name(store, name)).spec)
     if output:
@@ -195,7 +205,12 @@ def spec_import(file: str) -> None:
 @spec_group.command("edit")
 @click.argument("name", required=False)
 def spec_edit(name: str | None) -> None:
-    """Edit the stored spec in $GIT_EDITOR; it is validated before it is saved."""
+    """Edit the stored spec in $GIT_EDITOR; it is validated before it is saved.
+
+    \b
+    Example:
+      GIT_EDITOR=nano git retcon spec edit feature-clean
+    """
     from . import plan as planmod
 
     store = _store()
@@ -278,7 +293,13 @@ def resolve(message: str, name: str | None) -> None:
 @click.argument("name", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status(name: str | None, as_json: bool) -> None:
-    """Each logical commit: state, commits made, WIPs, build/test result, tokens."""
+    """Each logical commit: state, commits made, WIPs, build/test result, tokens.
+
+    \b
+    Examples:
+      git retcon status
+      git retcon status --json feature-clean | jq '.commits[].state'
+    """
     from .check import commit_rows
 
     store = _store()
@@ -305,7 +326,12 @@ def status(name: str | None, as_json: bool) -> None:
 
 @cli.command("list")
 def list_() -> None:
-    """List the specs of this repository."""
+    """List the specs of this repository.
+
+    \b
+    Example:
+      git retcon list
+    """
     store = _store()
     names = store.names()
     if not names:
@@ -353,7 +379,12 @@ def hooks_group() -> None:
 
 @hooks_group.command("install")
 def hooks_install() -> None:
-    """Install the pre-push hook (honours core.hooksPath; an existing hook keeps running)."""
+    """Install the pre-push hook (honours core.hooksPath; an existing hook keeps running).
+
+    \b
+    Example:
+      git retcon hooks install && git push origin feature-clean
+    """
     from . import hooks
 
     for line in hooks.install(open_repo()):
@@ -362,7 +393,12 @@ def hooks_install() -> None:
 
 @hooks_group.command("uninstall")
 def hooks_uninstall() -> None:
-    """Remove the pre-push hook and put back the one it replaced."""
+    """Remove the pre-push hook and put back the one it replaced.
+
+    \b
+    Example:
+      git retcon hooks uninstall
+    """
     from . import hooks
 
     for line in hooks.uninstall(open_repo()):
@@ -407,6 +443,10 @@ def abort(name: str) -> None:
 
     The spec keeps its commits and hints; the old state stays in the spec's own
     history (git log refs/retcon/NAME).
+
+    \b
+    Example (start over after changing the spec):
+      git retcon abort feature-clean && git retcon run feature-clean
     """
     from .worktree import Worktree
 

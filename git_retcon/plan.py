@@ -349,7 +349,7 @@ def propose_with_model(repo: pygit2.Repository, name: str | None, source: str, r
         f"Tokens used: {t.input_tokens} in, {t.output_tokens} out",
     ]
     keep = name if name and getattr(model, "supports_tools", False) else None
-    return Proposed(p.spec, p.hunks, p.leftovers, keep, summary)
+    return Proposed(p.spec, p.hunks, p.leftovers, keep, ["Warning: " + w for w in p.warnings] + summary)
 
 
 def report(repo: pygit2.Repository, spec: specmod.Spec, proposed: Proposed | None) -> list[str]:

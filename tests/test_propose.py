@@ -133,6 +133,21 @@ def test_what_stays_unassigned_is_listed_never_dropped(project, scripted, tmp_pa
     assert "left 1 hunks unassigned" in text and readme in text
 
 
+def test_doubled_ids_that_outlast_the_repairs_stay_with_the_first_commit_and_are_reported(project, scripted):
+    ids = remaining_ids(project)
+    util = next(i for i, p in ids.items() if p == "util.py")
+    # A path in `files` yields to an entry naming the id; the same id named twice is doubled.
+    doubled = {"commits": [commit("util", hunks=[util]), commit("rest", hunks=[util], files=["app.py"]),
+                           commit("docs", files=["README", "notes/"])]}
+    log = scripted({"*/plan": [answer("scripted", doubled)]})
+    res = retcon(project, "plan", "-m", "scripted", "--no-edit")
+    assert res.code == 0, res.text
+    assert len(entries(log)) == 3
+    assert f"Warning: the plan: 1 hunk ids are in more than one entry: {util} (entries 1 and 2)" in res.out
+    first, second, _ = assigned(stored(project))
+    assert util in first and util not in second
+
+
 @pytest.mark.parametrize("model", ["scripted", "scripted-schema", "scripted-text"])
 def test_three_structured_output_paths(project, scripted, model):
     log = scripted({"*/plan/1": [{"text": "Here is my plan: the commits are util, then app."}],

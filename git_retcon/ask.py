@@ -1,0 +1,185 @@
+"""Structured answers from any llm model, within a prompt budget.
+
+Three routes, the best the model has: llm's schemas, else a tool call (the tool
+`propose_plan` is never run; its arguments are the answer), else JSON in text.
+Each answer is parsed and checked by plain code; what is wrong is appended to the
+next attempt as steering. Rate limits are retried with exponential backoff.
+"""
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from string import Template
+from typing import Any, Callable
+
+import llm
+
+from .answers import Checked, Invalid, parse_answer, schema, shape
+from .errors import RetconError
+
+TOOL_NAME = "propose_plan"
+
+
+@dataclass
+class Limits:
+    """How big a prompt may be and how hard to try. Sizes are in tokens of the model."""
+
+    context_tokens: int = 32000       # the model's context window
+    chars_per_token: float = 3.0      # code and hex ids: ~3 characters a token
+    jobs: int = 4                     # chunk prompts in flight at once
+    attempts: int = 3                 # one answer plus two repair rounds
+    retries: int = 6                  # per call, on rate limits
+    backoff: float = 2.0              # seconds before the first retry, doubled each time
+
+    @property
+    def answer_tokens(self) -> int:
+        """Room kept for the reply: it lists every id of the prompt."""
+        return min(8000, self.context_tokens // 4)
+
+    @property
+    def prompt_chars(self) -> int:
+        """The most characters one call may send (system and user text together)."""
+        return int((self.context_tokens - self.answer_tokens) * self.chars_per_token)
+
+    @property
+    def max_ids(self) -> int:
+        """Most ids one reply can list: ~16 characters each in JSON."""
+        return max(10, int(self.answer_tokens * self.chars_per_token - 2000) // 16)
+
+    @property
+    def repair_chars(self) -> int:
+        return min(4000, self.prompt_chars // 10)
+
+
+@dataclass
+class Tally:
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    prompt_chars: list[int] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, chars: int, usage: Any) -> None:
+        with self.lock:
+            self.calls += 1
+            self.prompt_chars.append(chars)
+            self.input_tokens += getattr(usage, "input", None) or 0
+            self.output_tokens += getattr(usage, "output", None) or 0
+
+
+HOW = {
+    "schema": "Your reply is that JSON object.",
+    "tool": f"Call the tool {TOOL_NAME} once, with that object as its arguments.",
+    "text": "Reply with that JSON object only: no prose, no code fence.",
+}
+
+
+def _rate_limited(exc: BaseException) -> bool:
+    code = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
+    if code in (429, 529):
+        return True
+    text = f"{type(exc).__name__} {exc}".lower()
+    return any(w in text for w in ("ratelimit", "rate limit", "rate_limit", "too many requests", "overloaded"))
+
+
+class Asker:
+    """One structured question at a time, thread-safe: schema, tool call, or JSON in text."""
+
+    def __init__(self, model: llm.Model, limits: Limits, tally: Tally, system: str, repair: Template):
+        self.model = model
+        self.limits = limits
+        self.tally = tally
+        self.system = system
+        self.repair = repair
+        if getattr(model, "supports_schema", False):
+            self.mode = "schema"
+        elif getattr(model, "supports_tools", False):
+            self.mode = "tool"
+        else:
+            self.mode = "text"
+
+    def how(self, items: str, with_groups: bool) -> str:
+        text = "Answer with this JSON object:\n" + shape(items, with_groups) + "\n" + HOW[self.mode]
+        if self.mode == "text":
+            text += "\nJSON schema of the reply: " + json.dumps(schema(items, with_groups), separators=(",", ":"))
+        return text
+
+    def ask(self, render: Callable[[str], str], items: str, with_groups: bool,
+            judge: Callable[[list[dict[str, Any]]], Checked]) -> Checked:
+        """Ask until the answer checks out, steering with what was wrong; the best answer
+        after the last attempt (problems and all) is returned, a shapeless one is an error."""
+        best: Checked | None = None
+        repair = ""
+        error = ""
+        for attempt in range(1, self.limits.attempts + 1):
+            prompt = render("" if attempt == 1 else f" (attempt {attempt})") + repair
+            raw = self._call(prompt, schema(items, with_groups))
+            try:
+                checked = judge(parse_answer(raw, items, with_groups))
+            except Invalid as exc:
+                error = str(exc)
+                repair = self._repair([error], None)
+                continue
+            if best is None or len(checked.unassigned) + len(checked.problems) < len(best.unassigned) + len(best.problems):
+                best = checked
+            if not checked.problems:
+                return checked
+            error = "; ".join(checked.problems)
+            repair = self._repair(checked.problems, checked)
+        if best is None:
+            raise RetconError(
+                f"model '{self.model.model_id}' gave no usable plan in {self.limits.attempts} attempts "
+                f"(last: {error[:200]}): try another model, or `git retcon plan --from-commits`")
+        return best
+
+    def _repair(self, problems: list[str], previous: Checked | None) -> str:
+        """The steering text appended to the next attempt, cut to its reserve."""
+        shown = ""
+        if previous is not None:
+            shown = "\n".join(f"{i + 1}. {e.message.splitlines()[0][:80]} ({len(e.ids)} ids)"
+                              for i, e in enumerate(previous.entries))
+        text = self.repair.substitute(
+            problems="\n".join("- " + p for p in problems), previous=shown or "(nothing usable)")
+        limit = self.limits.repair_chars
+        return "\n\n" + (text if len(text) <= limit - 2 else text[: limit - 3] + "…")
+
+    def _call(self, prompt: str, answer_schema: dict[str, Any]) -> Any:
+        chars = len(self.system) + len(prompt)
+        if chars > self.limits.prompt_chars:  # chunking guarantees this never happens
+            raise RetconError(f"internal: a plan prompt of {chars} characters exceeds the budget")
+        delay = self.limits.backoff
+        for retry in range(self.limits.retries + 1):
+            try:
+                if self.mode == "schema":
+                    response = self.model.prompt(prompt, system=self.system, schema=answer_schema)
+                    answer: Any = response.text()
+                elif self.mode == "tool":
+                    tool = llm.Tool(name=TOOL_NAME, description="Submit the answer.", input_schema=answer_schema,
+                                    implementation=lambda **kw: "ok")
+                    response = self.model.prompt(prompt, system=self.system, tools=[tool])
+                    text = response.text()
+                    calls = [c for c in response.tool_calls() if c.name == TOOL_NAME]
+                    answer = calls[0].arguments if calls else text
+                else:
+                    response = self.model.prompt(prompt, system=self.system)
+                    answer = response.text()
+                self.tally.add(chars, response.usage())
+                return answer
+            except llm.NeedsKeyException as exc:
+                raise RetconError(f"model '{self.model.model_id}' needs an API key ({exc}): "
+                                  "set one with `llm keys set ...`") from None
+            except RetconError:
+                raise
+            except Exception as exc:  # a backend's own errors (HTTP, rate limits, ...)
+                if _rate_limited(exc) and retry < self.limits.retries:
+                    time.sleep(delay * (1 + random.random() / 4))
+                    delay *= 2
+                    continue
+                detail = str(exc).strip().splitlines()
+                raise RetconError(
+                    f"model '{self.model.model_id}' failed: {type(exc).__name__}: "
+                    f"{detail[0][:300] if detail else 'no message'}: nothing was saved; run again") from None
+        raise AssertionError("unreachable")

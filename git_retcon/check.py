@@ -118,7 +118,7 @@ def _open_text(stored: Stored, open_: list[tuple[int, Any]]) -> str:
     n = len(stored.spec.commits)
     i, c = open_[0]
     what = {
-        "stuck": f"resolve it (git retcon resolve -m \"...\" {stored.name}) and run again",
+        "stuck": f"fix what it says, then `git retcon resolve -m \"...\" {stored.name}` and run again",
         "resolved": f"resolved but not finished: run `git retcon run {stored.name}`",
         "in-progress": f"in progress: run `git retcon run {stored.name}` to finish it",
         "pending": f"not started: run `git retcon run {stored.name}`",
@@ -161,7 +161,7 @@ def _chain_item(stored: Stored, chain: list[str], on_base: bool, recorded: list[
                        f"{short(base)} (a branch was rebased since the run): start over with "
                        f"`git retcon abort {name}` and `git retcon run {name}`")
     if chain == recorded:
-        return True, f"'{spec.cleaned}' holds exactly the {len(recorded)} recorded commits on {short(base)}"
+        return True, f"'{spec.cleaned}' holds exactly the {plural(len(recorded), 'recorded commit')} on {short(base)}"
     if chain[: len(recorded)] == recorded:
         extra = len(chain) - len(recorded)
         return False, (f"'{spec.cleaned}' has {plural(extra, 'commit')} the spec does not record "

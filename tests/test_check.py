@@ -30,8 +30,8 @@ def test_stuck_run_names_the_commit_the_reason_and_the_missing_paths(tmp_path):
     repo = stuck(tmp_path / "repo")
     res = retcon(repo, "check")
     assert res.code == 1
-    assert ("✗ commit 2/3 is stuck: app: use two(): resolve it "
-            "(git retcon resolve -m \"...\" feature-clean) and run again") in res.out
+    assert ("✗ commit 2/3 is stuck: app: use two(): fix what it says, then "
+            "`git retcon resolve -m \"...\" feature-clean` and run again") in res.out
     assert "stuck because: no remaining hunk matches this commit's paths ['ap.py']" in res.out
     assert "(and 1 later logical commit not complete)" in res.out
     # The tree check says which paths differ, git diff --stat style.

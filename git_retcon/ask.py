@@ -101,6 +101,12 @@ class Asker:
         else:
             self.mode = "text"
 
+    def overhead(self, items: str, with_groups: bool) -> int:
+        """Characters sent besides the prompt and system text: the schema or the tool's."""
+        if self.mode == "text":
+            return 0  # the schema is in the prompt
+        return len(json.dumps(schema(items, with_groups))) + (200 if self.mode == "tool" else 0)
+
     def how(self, items: str, with_groups: bool) -> str:
         text = "Answer with this JSON object:\n" + shape(items, with_groups) + "\n" + HOW[self.mode]
         if self.mode == "text":
@@ -116,7 +122,7 @@ class Asker:
         error = ""
         for attempt in range(1, self.limits.attempts + 1):
             prompt = render("" if attempt == 1 else f" (attempt {attempt})") + repair
-            raw = self._call(prompt, schema(items, with_groups))
+            raw = self._call(prompt, schema(items, with_groups), self.overhead(items, with_groups))
             try:
                 checked = judge(parse_answer(raw, items, with_groups))
             except Invalid as exc:
@@ -146,8 +152,8 @@ class Asker:
         limit = self.limits.repair_chars
         return "\n\n" + (text if len(text) <= limit - 2 else text[: limit - 3] + "…")
 
-    def _call(self, prompt: str, answer_schema: dict[str, Any]) -> Any:
-        chars = len(self.system) + len(prompt)
+    def _call(self, prompt: str, answer_schema: dict[str, Any], overhead: int) -> Any:
+        chars = len(self.system) + len(prompt) + overhead
         if chars > self.limits.prompt_chars:  # chunking guarantees this never happens
             raise RetconError(f"internal: a plan prompt of {chars} characters exceeds the budget")
         delay = self.limits.backoff

@@ -282,9 +282,10 @@ class Planner:
 
     # -- one prompt, or chunks and a combine --
 
-    def _room(self, prompt: str) -> int:
+    def _room(self, prompt: str, items: str, with_groups: bool) -> int:
         """Characters left for the variable part next to an empty `prompt`."""
-        room = self.limits.prompt_chars - len(self.asker.system) - len(prompt) - self.limits.repair_chars - SLACK
+        room = (self.limits.prompt_chars - len(self.asker.system) - len(prompt) - self.limits.repair_chars
+                - self.asker.overhead(items, with_groups) - SLACK)
         if room < 1000:
             raise RetconError(f"a budget of {self.limits.context_tokens} tokens is too small to plan in: "
                               "raise --budget")
@@ -293,7 +294,7 @@ class Planner:
     def _plan(self, normal: list[Hunk]) -> tuple[list[Entry], int]:
         cost = index_line_costs(normal)
         index_chars = sum(cost.values())
-        if index_chars <= self._room(self._single_prompt("", "")) and len(normal) <= self.limits.max_ids:
+        if index_chars <= self._room(self._single_prompt("", ""), "commits", False) and len(normal) <= self.limits.max_ids:
             self.say(f"Asking {self.asker.model.model_id} for a plan (1 prompt)...")
             index = hunkmod.index_lines(normal, budget=index_chars)
             known = {h.id: h.path for h in normal}
@@ -320,7 +321,7 @@ class Planner:
 
     def _chunked(self, normal: list[Hunk], cost: dict[str, int]) -> tuple[list[Entry], int]:
         widest = self._chunk_prompt(" (attempt 99)", 99999, 99999, "x" * LABEL_CHARS, "", 99999)
-        chunks = split(normal, cost, self._room(widest), self.limits.max_ids)
+        chunks = split(normal, cost, self._room(widest, "groups", False), self.limits.max_ids)
         n = len(chunks)
         self.say(f"Too big for one prompt: asking {self.asker.model.model_id} about {n} chunks by directory "
                  f"({min(self.limits.jobs, n)} at a time)...")
@@ -369,7 +370,8 @@ class Planner:
         """Groups into ordered commits: one call when they fit, else parts merged level by level."""
         final = template("plan-combine-final.md").template.strip()
         part = template("plan-combine-part.md").template.strip()
-        room = self._room(self._combine_prompt(" (attempt 99)", 99999, 99999, "", max(final, part, key=len), 99999))
+        widest = self._combine_prompt(" (attempt 99)", 99999, 99999, "", max(final, part, key=len), 99999)
+        room = self._room(widest, "commits", True)
         lines = {g.gid: g.line(self.by_id, 200 if level == 1 else 80) for g in groups}
         if sum(len(line) + 1 for line in lines.values()) <= room:
             self.say(f"Combining {len(groups)} groups into commits...")

@@ -122,6 +122,9 @@ class ScriptedModel(llm.Model):
         play = turns[turn] if turn < len(turns) else {"text": "I have nothing more to do."}
         seen = [(h, p) for text in [user, *results] for rx in ID_LINES for h, p in rx.findall(text)]
         chars = sum(len(getattr(p, "text", "") or getattr(p, "output", "") or "") for m in messages for p in m.parts)
+        # What a backend sends besides the messages: the answer's schema, the tools' definitions.
+        chars += len(json.dumps(prompt.schema)) if prompt.schema else 0
+        chars += sum(len(t.name) + len(t.description or "") + len(json.dumps(t.input_schema)) for t in prompt.tools or [])
         log = os.environ.get("RETCON_SCRIPT_LOG")
         entry = {"keys": step_keys(user)[:1], "turn": turn, "prompt": user, "results": results,
                  "chars": chars, "schema": bool(prompt.schema), "tools": [t.name for t in prompt.tools or []],

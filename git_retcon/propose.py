@@ -327,7 +327,7 @@ class Planner:
                  f"({min(self.limits.jobs, n)} at a time)...")
         done = [0]
 
-        def one(k: int) -> list[Group]:
+        def one(k: int) -> list[Entry]:
             label, hs = chunks[k]
             index = hunkmod.index_lines(hs, budget=10 ** 9)
             known = {h.id: h.path for h in hs}
@@ -339,9 +339,11 @@ class Planner:
                 done[0] += 1
                 if n <= 20 or done[0] % max(1, n // 10) == 0 or done[0] == n:
                     self.say(f"  {done[0]}/{n} chunks done (chunk {k + 1}, {label}: {len(checked.entries)} groups)")
-            return [self._group(e, f"chunk {k + 1}") for e in checked.entries]
+            return checked.entries
 
-        groups = [g for gs in self._parallel(one, n) for g in gs]
+        # Group ids follow the chunks' order, whatever order the answers came in.
+        groups = [self._group(e, f"chunk {k + 1}: {chunks[k][0]}")
+                  for k, entries in enumerate(self._parallel(one, n)) for e in entries]
         return self._combine(groups), n
 
     def _parallel(self, fn: Callable[[int], T], n: int) -> list[T]:
@@ -357,9 +359,8 @@ class Planner:
             return [f.result() for f in futures]
 
     def _group(self, e: Entry, where: str) -> Group:
-        with self.lock:
-            self.gids += 1
-            return Group(f"g{self.gids}", e.message, e.hints, e.ids, where)
+        self.gids += 1
+        return Group(f"g{self.gids}", e.message, e.hints, e.ids, where)
 
     def _combine_prompt(self, attempt: str, k: int, n: int, lines: str, task: str, most: int | None) -> str:
         return template("plan-combine.md").substitute(
@@ -388,14 +389,14 @@ class Planner:
         n = len(batches)
         self.say(f"Combining {len(groups)} groups in {n} parts (level {level})...")
 
-        def one(k: int) -> list[Group]:
+        def one(k: int) -> list[Entry]:
             batch = batches[k]
             if len(batch) == 1:
-                return batch
-            entries = self._combine_call(batch, lines, k + 1, n, part, max(1, len(batch) // 2))
-            return [self._group(e, f"part {k + 1}") for e in entries]
+                return [Entry(batch[0].message, batch[0].hints, batch[0].ids)]
+            return self._combine_call(batch, lines, k + 1, n, part, max(1, len(batch) // 2))
 
-        merged = [g for gs in self._parallel(one, n) for g in gs]
+        merged = [self._group(e, f"part {k + 1}") for k, entries in enumerate(self._parallel(one, n))
+                  for e in entries]
         if len(merged) >= len(groups):
             # The model merged nothing: pair neighbours so that every level shrinks.
             pairs = zip(merged[::2], merged[1::2] + [None])  # type: ignore[list-item]

@@ -297,8 +297,9 @@ def test_a_multi_megabyte_diff_is_chunked_within_budget_and_combined(tmp_path, s
     # The combine, itself in parts here, sees every chunk's group.
     assert len(combines) > 1
     firsts = [c for c in combines if "[chunk " in c["prompt"]]
-    found = {int(k) for c in firsts for k in re.findall(r"^g\d+ \[chunk (\d+)\]", c["prompt"], re.M)}
+    found = {int(k) for c in firsts for k in re.findall(r"^g\d+ \[chunk (\d+): ", c["prompt"], re.M)}
     assert found == set(range(1, n + 1))
+    assert {g for c in firsts for g in re.findall(r"^(g\d+) ", c["prompt"], re.M)} == {f"g{k}" for k in range(1, n + 1)}
     final = [c for c in combines if "Part 1/1" in c["prompt"]]
     assert len(final) == 1
     # Parallel, but never more than --jobs at once.
@@ -306,3 +307,13 @@ def test_a_multi_megabyte_diff_is_chunked_within_budget_and_combined(tmp_path, s
     (hunks,) = assigned(stored(repo))
     assert sorted(hunks) == sorted(ids)
     assert f"({n} chunks, then combined)" in res.out
+
+
+def test_a_failing_chunk_stops_the_others_and_saves_nothing(tmp_path, scripted):
+    repo = big_repo(tmp_path / "repo", dirs=3, files=6, lines=60)
+    log = scripted({"*/plan-chunk": [{"error": "HTTP 500", "sleep": 0.05}]})
+    res = retcon(repo, "plan", "-m", "scripted", "--no-edit", "--budget", "4000", "--jobs", "2")
+    assert res.code == 1 and "model 'scripted' failed: RuntimeError: HTTP 500" in res.err
+    n = int(re.search(r"about (\d+) chunks", res.out).group(1))
+    assert n > 4 and len(entries(log)) <= 3
+    assert repo.git("for-each-ref", "refs/retcon/") == ""

@@ -239,10 +239,12 @@ def spec_edit(name: str | None) -> None:
 @click.option("--dry-run", is_flag=True, help="Show what would happen; change nothing.")
 @click.option("--max-fix", type=click.IntRange(0, 100), default=5, show_default=True,
               help="Fix attempts per logical commit before stopping as stuck.")
+@click.option("--max-tokens", type=click.IntRange(1), default=None,
+              help="Stop (resumably, exit 3) once this run has used this many model tokens.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors and the stuck summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print model calls and tokens.")
 def run(name: str | None, model: str | None, squash_wip: bool, dry_run: bool, max_fix: int,
-        quiet: bool, verbose: bool) -> None:
+        max_tokens: int | None, quiet: bool, verbose: bool) -> None:
     """Rebuild the cleaned branch, resuming where the spec's history says.
 
     \b
@@ -254,11 +256,32 @@ def run(name: str | None, model: str | None, squash_wip: bool, dry_run: bool, ma
     """
     from .loop import Options, Run
 
-    if squash_wip:
-        raise RetconError("--squash-wip is not available yet: squash with `git rebase -i` for now")
     store = _store()
     Run(store.repo, store, resolve_name(store, name),
-        Options(model=model, dry_run=dry_run, max_fix=max_fix), UI(quiet, verbose)).execute()
+        Options(model=model, dry_run=dry_run, max_fix=max_fix, max_tokens=max_tokens, squash_wip=squash_wip),
+        UI(quiet, verbose)).execute()
+
+
+@cli.command()
+@click.argument("name", required=False)
+def squash(name: str | None) -> None:
+    """Fold each complete logical commit's WIP commits into it.
+
+    The trees stay the same, so nothing is built or tested again: the recorded
+    results carry over. The new commits' notes say what was folded and why.
+
+    \b
+    Example:
+      git retcon squash feature-clean && git retcon check feature-clean
+    """
+    from .squash import squash as fold
+    from .worktree import ensure_not_checked_out
+
+    store = _store()
+    stored = store.load(resolve_name(store, name))
+    ensure_not_checked_out(store.repo, stored.spec.cleaned)
+    with store.lock(stored.name):
+        fold(store, store.load(stored.name), click.echo)
 
 
 @cli.command()
@@ -300,15 +323,19 @@ def status(name: str | None, as_json: bool) -> None:
       git retcon status
       git retcon status --json feature-clean | jq '.commits[].state'
     """
+    from . import cost
     from .check import commit_rows
 
     store = _store()
     stored = store.load(resolve_name(store, name))
     spec = stored.spec
     rows = commit_rows(store, stored)
+    spent, runs = cost.ledger(store, stored)
+    cost.add_to_rows(rows, spent)
     if as_json:
         doc = {"name": stored.name, "source": spec.source, "remote": spec.remote,
-               "cleaned": spec.cleaned, "state": spec.state, "commits": rows}
+               "cleaned": spec.cleaned, "state": spec.state, "commits": rows,
+               "runs": [{"model": r.get("model"), "stop": r.get("stop"), "tokens": r.get("tokens")} for r in runs]}
         click.echo(json.dumps(doc, indent=2))
         return
     click.echo(f"{stored.name}: {spec.state} ({spec.source} onto {spec.remote} -> {spec.cleaned})")
@@ -317,6 +344,11 @@ def status(name: str | None, as_json: bool) -> None:
         tok = r["tokens"]["input"] + r["tokens"]["output"]
         click.echo(f"{r['index']:>3}  {r['state']:<11} {len(r['commits']):>7} {r['wip']:>3}  "
                    f"{r['build'] or '-':<7} {r['test'] or '-':<7} {tok:>9}  {r['message']}")
+    if runs:
+        t = cost.total(runs)
+        click.echo(f"Tokens: {t['input']} in, {t['output']} out, {t['calls']} model calls in {len(runs)} "
+                   f"run{'s' if len(runs) != 1 else ''}; last run: {runs[-1]['tokens']['input']} in, "
+                   f"{runs[-1]['tokens']['output']} out ({runs[-1].get('stop')})")
     k = spec.current()
     if k is not None and spec.commits[k].state == "stuck":
         last = spec.commits[k].history[-1]

@@ -12,3 +12,7 @@ class StuckStop(RetconError):
     """The run stopped because a logical commit is stuck (exit code 3)."""
 
     exit_code = 3
+
+
+class BudgetStop(StuckStop):
+    """The run stopped at --max-tokens (exit code 3); nothing is stuck: run again to go on."""

@@ -14,15 +14,16 @@ import signal
 from dataclasses import dataclass, field
 from importlib import resources
 from string import Template
+from typing import Callable
 
 import llm
 import pygit2
 
-from . import hunks
+from . import cost, hunks, rework
 from . import spec as specmod
-from .agent import DEFAULT_CHAIN_LIMIT, run_step
+from .agent import DEFAULT_CHAIN_LIMIT, ModelUnavailable, run_step
 from .commands import Result, Verifier, check_command_exists
-from .errors import RetconError, StuckStop
+from .errors import BudgetStop, RetconError, StuckStop
 from .gitops import (cas_ref, first_parent_chain, ref_target, resolve_commit, short,
                      signature)
 from .plan import assigned_text
@@ -51,6 +52,8 @@ class Options:
     dry_run: bool = False
     max_fix: int = DEFAULT_MAX_FIX
     chain_limit: int = DEFAULT_CHAIN_LIMIT
+    max_tokens: int | None = None      # stop the run (resumable) once it has used this many
+    squash_wip: bool = False           # fold WIP commits into their logical commit at the end
 
 
 @dataclass
@@ -59,7 +62,13 @@ class Tally:
     wip: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    calls: int = 0
+    per_commit: dict[int, dict[str, int]] = field(default_factory=dict)   # 1-based index -> usage
     notes: dict[str, dict] = field(default_factory=dict)
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
 
 
 class Branches:
@@ -134,6 +143,8 @@ class Run:
             tip = self._prepare_branch(stored, br)
             self._adopt(stored, br, tip)
             if stored.spec.current() is None:
+                if self.opts.squash_wip:
+                    self._squash(stored)
                 self._finished_already(stored, br)
                 return
             assert model is not None
@@ -144,8 +155,17 @@ class Run:
             for kind in ("build", "test"):
                 if not getattr(stored.spec, kind):
                     self.ui.line(f"No {kind} command configured: {'builds' if kind == 'build' else 'tests'} skipped.")
-            while (k := stored.spec.current()) is not None:
-                self._logical_commit(stored, br, k)
+            stop = "complete"
+            try:
+                while (k := stored.spec.current()) is not None:
+                    self._logical_commit(stored, br, k)
+            except RetconError as exc:
+                stop = "budget" if isinstance(exc, BudgetStop) else "stuck" if isinstance(exc, StuckStop) else "error"
+                raise
+            finally:
+                self._record_run(stored, model_name or "", stop)
+            if self.opts.squash_wip:
+                self._squash(stored)
             self._report(stored, br)
 
     # -- before the loop -----------------------------------------------------
@@ -258,6 +278,7 @@ class Run:
         self.wt.reset(tip)
         if not c.created:
             self._extract(stored, br, k, tip)
+        escalation = self._replay(stored, br, k)
         fixes = 0
         while True:
             failure = self._verify(stored, br, k)
@@ -268,12 +289,59 @@ class Run:
                 self.tally.logical += 1
                 self.ui.good(f"✓ Commit created" + (f" ({wips} WIP)" if wips else ""))
                 return
+            diag = self._diagnose(stored, br, k, failure, escalation.attempts)
+            # Deterministic escalation first: the model is not asked when a rule says stop.
+            verdict = escalation.observe(diag.obs, diag.fix_changed)
+            if verdict:
+                self._stop_stuck(stored, k, verdict)
             fixes += 1
             if fixes > self.opts.max_fix:
                 self._stop_stuck(stored, k, f"no passing state after {self.opts.max_fix} fix attempts in this run; "
-                                 f"last failure:\n{failure}")
-            self.ui.line(f"Fix attempt {fixes}:")
-            self._fix(stored, br, k, failure, fixes)
+                                 f"last failure:\n{failure.text}")
+            # Numbered over the logical commit, not the run: a resumed run goes on counting.
+            attempt = len(c.created)
+            self.ui.line(f"Fix attempt {attempt}:")
+            escalation.attempt(diag.obs)
+            self._fix(stored, br, k, diag, attempt)
+
+    def _diagnose(self, stored: Stored, br: Branches, k: int, failure: rework.Failure,
+                  attempts: dict[str, int], sha: str | None = None) -> rework.Diagnosis:
+        """Parse and blame the failure of commit sha (the branch tip by default)."""
+        c = stored.spec.commits[k]
+        commit = self.repo.get(sha or ref_target(self.repo, br.cleaned_ref))
+        first = self.repo.get(self._expand(c.created[0]))
+        base_tree = str(first.parents[0].tree_id) if first.parents else str(self.repo.get(br.base).tree_id)
+        return rework.diagnose(
+            self.repo, failure, base_tree=base_tree, tree=str(commit.tree_id),
+            parent_tree=str(commit.parents[0].tree_id), source_tree=br.source_tree,
+            root=str(self.wt.path), attempts=attempts)
+
+    def _replay(self, stored: Stored, br: Branches, k: int) -> rework.Escalation:
+        """The escalation state from this commit's recorded fix attempts since the last
+        human resolution, so that a resumed run counts them too."""
+        c = stored.spec.commits[k]
+        escalation = rework.Escalation()
+        since = max((i for i, e in enumerate(c.history) if isinstance(e, specmod.Resolved)), default=-1)
+        made = [e.sha for e in c.history[since + 1:] if isinstance(e, specmod.CommitCreated)]
+        for sha in made[:-1]:   # the last one is verified next, by the loop
+            sha = self._expand(sha)
+            failure = self._recorded_failure(stored, br, k, sha)
+            if failure is not None:
+                diag = self._diagnose(stored, br, k, failure, escalation.attempts, sha)
+                escalation.observe(diag.obs, diag.fix_changed)
+                escalation.attempt(diag.obs)
+        return escalation
+
+    def _recorded_failure(self, stored: Stored, br: Branches, k: int, sha: str) -> rework.Failure | None:
+        tree = str(self.repo.get(sha).tree_id)
+        for kind in ("build", "test"):
+            if self.verifier.configured(kind):
+                r = self.verifier.cached(tree, kind)
+                if r is None:
+                    return None
+                if not r.passed:
+                    return _failure(r)
+        return self._tree_failure(stored, br, k, tree)
 
     def _prompt_vars(self, stored: Stored, k: int, session: Session) -> dict[str, str]:
         spec = stored.spec
@@ -292,47 +360,100 @@ class Run:
             "index": hunks.index_lines(remaining, budget=INDEX_BUDGET) if remaining else "(empty)",
         }
 
-    def _session(self, stored: Stored, br: Branches, k: int, fix: bool, parent: str) -> Session:
+    def _session(self, stored: Stored, br: Branches, k: int, fix: bool, parent: str,
+                 note: dict | None = None) -> Session:
         return Session(
             wt=self.wt, source_tree=br.source_tree, parent=parent, verifier=self.verifier,
-            fix=fix, on_commit=lambda message: self._record_commit(stored, br, k, message, fix, parent),
+            fix=fix, on_commit=lambda message: self._record_commit(stored, br, k, message, fix, parent, note),
         )
 
     def _extract(self, stored: Stored, br: Branches, k: int, tip: str) -> None:
         session = self._session(stored, br, k, False, tip)
         values = self._prompt_vars(stored, k, session)
         self.ui.line("Extracting relevant changes...")
-        outcome = self._step(template("extract.md").substitute(values), values, session)
+        outcome = self._step(template("extract.md").substitute(values), values, session, stored, k)
         if outcome.kind == "stuck":
             self._stop_stuck(stored, k, outcome.text)
 
-    def _fix(self, stored: Stored, br: Branches, k: int, failure: str, attempt: int) -> None:
+    def _fix(self, stored: Stored, br: Branches, k: int, diag: rework.Diagnosis, attempt: int) -> None:
         tip = ref_target(self.repo, br.cleaned_ref) or br.base
         self.wt.reset(tip)
-        session = self._session(stored, br, k, True, tip)
+        # The brief goes into the WIP commit's note: why it was made, for squash and for humans.
+        session = self._session(stored, br, k, True, tip,
+                                {"diagnosis": diag.brief.text, "rework": diag.brief.record})
         values = self._prompt_vars(stored, k, session)
-        values.update(attempt=str(attempt), brief=failure)
+        values.update(attempt=str(attempt), brief=diag.brief.text)
+        if diag.blame.candidates:
+            self.ui.line(f"Blame: {len(diag.blame.candidates)} candidate hunks in the remaining diff "
+                         f"({', '.join(c.hunk.path for c in diag.blame.candidates[:3])}"
+                         f"{'...' if len(diag.blame.candidates) > 3 else ''})")
         self.ui.line("Consulting diff for missing pieces...")
-        outcome = self._step(template("fix.md").substitute(values), values, session)
+        outcome = self._step(template("fix.md").substitute(values), values, session, stored, k)
         if outcome.kind == "stuck":
             self._stop_stuck(stored, k, outcome.text)
         self.ui.line(f"Creating WIP commit... {outcome.text}")
 
-    def _step(self, prompt: str, values: dict[str, str], session: Session) -> Outcome:
-        res = run_step(self.model, template("system.md").template, prompt,
-                       template("steer.md").substitute(values), session, self.opts.chain_limit)
+    def _step(self, prompt: str, values: dict[str, str], session: Session, stored: Stored, k: int) -> Outcome:
+        if self.opts.max_tokens is not None and self.tally.tokens >= self.opts.max_tokens:
+            self._stop_budget(stored, k)
+        before = self.tally.tokens
+        try:
+            res = run_step(self.model, template("system.md").template, prompt,
+                           template("steer.md").substitute(values), session, self.opts.chain_limit,
+                           over_budget=self._over_budget(before), on_retry=self._retrying)
+        except ModelUnavailable as exc:
+            self._stop_stuck(stored, k, f"{exc}. Nothing of this step was recorded; the state is saved. "
+                             "When the backend works again, resolve (e.g. -m \"retry\") and run again.")
         self.tally.input_tokens += res.input_tokens
         self.tally.output_tokens += res.output_tokens
+        self.tally.calls += res.calls
+        spent = cost.usage(res.input_tokens, res.output_tokens, res.calls)
+        mine = self.tally.per_commit.setdefault(k + 1, cost.usage(0, 0, 0))
+        for key in mine:
+            mine[key] += spent[key]
         if res.outcome.commit:
             note = self.tally.notes.setdefault(res.outcome.commit, {})
             note["tokens"] = {"input": res.input_tokens, "output": res.output_tokens}
             note["model_calls"] = res.calls
+            if res.retries:
+                note["model_retries"] = res.retries
             self.store.write_note(NOTES_REF, res.outcome.commit, note)
+        elif res.calls:
+            cost.add_spent(self.store, stored, k + 1, spent, res.outcome.kind)
         self.ui.detail(f"model: {res.calls} calls, {res.input_tokens} tokens in, {res.output_tokens} out")
+        if res.outcome.kind == "budget":
+            self._stop_budget(stored, k)
         return res.outcome
 
+    def _over_budget(self, before: int) -> Callable[[int], bool] | None:
+        limit = self.opts.max_tokens
+        return None if limit is None else (lambda step: before + step >= limit)
+
+    def _retrying(self, error: str, attempt: int, seconds: float) -> None:
+        self.ui.line(f"Model error ({error}); retrying in {seconds:.1f}s (try {attempt + 1})")
+
+    def _stop_budget(self, stored: Stored, k: int) -> None:
+        n = len(stored.spec.commits)
+        self.ui.bad("✗ Token budget reached - stopping")
+        raise BudgetStop(
+            f"token budget reached: {self.tally.tokens} tokens used in this run "
+            f"(--max-tokens {self.opts.max_tokens}), while on commit {k + 1}/{n}. Nothing is stuck and "
+            f"everything committed so far is kept. To go on, run again (each run has its own budget):\n"
+            f"  git retcon run {stored.spec.cleaned} --max-tokens N"
+        )
+
+    def _record_run(self, stored: Stored, model: str, stop: str) -> None:
+        """The run's token totals, noted on the spec's current commit."""
+        if not self.tally.calls:
+            return
+        cost.add_run(self.store, stored, {
+            "model": model, "stop": stop,
+            "tokens": cost.usage(self.tally.input_tokens, self.tally.output_tokens, self.tally.calls),
+            "commits": {str(i): u for i, u in sorted(self.tally.per_commit.items())},
+        })
+
     def _record_commit(self, stored: Stored, br: Branches, k: int, message: str, fix: bool,
-                       parent: str) -> str:
+                       parent: str, extra: dict | None = None) -> str:
         """The write order that makes a crash at any instant resumable."""
         c = stored.spec.commits[k]
         if not fix:
@@ -342,7 +463,7 @@ class Run:
         sha = self.wt.commit(message, parent, author, committer)
         failpoint("after-commit-object")
         note = {"spec": self.name, "index": k + 1, "kind": "wip" if c.created else "initial",
-                "attempt": len(c.created) + 1, "tokens": {"input": 0, "output": 0}}
+                "attempt": len(c.created) + 1, "tokens": {"input": 0, "output": 0}, **(extra or {})}
         self.tally.notes[sha] = note
         self.store.write_note(NOTES_REF, sha, note)
         cas_ref(self.repo, br.cleaned_ref, sha, parent, f"retcon: {message.splitlines()[0]}")
@@ -356,8 +477,8 @@ class Run:
         self.ui.line(f"Creating commit... {short(sha)}")
         return sha
 
-    def _verify(self, stored: Stored, br: Branches, k: int) -> str | None:
-        """Build and test the branch tip; None when it passes, else the failure brief."""
+    def _verify(self, stored: Stored, br: Branches, k: int) -> rework.Failure | None:
+        """Build and test the branch tip; None when it passes, else the failure."""
         tip = ref_target(self.repo, br.cleaned_ref) or br.base
         self.wt.reset(tip)
         tree = str(self.repo.get(tip).tree_id)
@@ -377,16 +498,23 @@ class Run:
                     f"fix `{r.kind}` in the spec (git retcon spec edit {self.name}), then run again"
                 )
             if not r.passed:
-                return f"{r.kind.capitalize()} failed: `{r.command}` (exit {r.exit_code})\n{r.output}"
-        if k == len(stored.spec.commits) - 1 and tree != br.source_tree:
-            left = hunks.remaining(self.repo, tree, br.source_tree)
-            paths = sorted({h.path for h in left})
-            self.ui.bad(f"Final tree differs from '{stored.spec.source}' in {len(paths)} paths")
-            return ("This is the last logical commit, and its tree must equal the source branch tip, "
-                    f"but {len(left)} hunks in {len(paths)} files remain: {', '.join(paths[:50])}. "
-                    "Apply them (they belong to this last commit, since no later commit will take "
-                    "them), or call stuck naming the paths you cannot place.")
-        return None
+                return _failure(r)
+        failure = self._tree_failure(stored, br, k, tree)
+        if failure is not None:
+            self.ui.bad(f"Final tree differs from '{stored.spec.source}' in {len(failure.paths)} paths")
+        return failure
+
+    def _tree_failure(self, stored: Stored, br: Branches, k: int, tree: str) -> rework.Failure | None:
+        """The last logical commit must end on the source tip's tree."""
+        if k != len(stored.spec.commits) - 1 or tree == br.source_tree:
+            return None
+        left = hunks.remaining(self.repo, tree, br.source_tree)
+        paths = sorted({h.path for h in left})
+        return rework.Failure(
+            "tree", "This is the last logical commit, and its tree must equal the source branch tip, "
+            f"but {len(left)} hunks in {len(paths)} files remain: {', '.join(paths[:50])}.",
+            "Apply them (they belong to this last commit, since no later commit will take "
+            "them), or call stuck naming the paths you cannot place.", tuple(paths))
 
     def _note_results(self, tip: str, results: list[Result]) -> None:
         note = self.store.read_note(NOTES_REF, tip)
@@ -420,14 +548,21 @@ class Run:
         self.ui.heading("Complete!")
         self.ui.line(f"{len(spec.commits)} logical commits created")
         self.ui.line(f"{wips} WIP fix commits")
-        if self.tally.input_tokens or self.tally.output_tokens:
-            self.ui.line(f"Tokens this run: {self.tally.input_tokens} in, {self.tally.output_tokens} out")
+        if self.tally.calls:
+            self.ui.line(f"Tokens this run: {self.tally.input_tokens} in, {self.tally.output_tokens} out "
+                         f"({self.tally.calls} model calls)")
+            for i, u in sorted(self.tally.per_commit.items()):
+                self.ui.line(f"  commit {i}: {u['input']} in, {u['output']} out, {u['calls']} calls")
         self.ui.line(f"Branch: {spec.cleaned}")
         if wips:
-            total = sum(len(c.created) for c in spec.commits)
-            self.ui.line("To squash WIP commits:")
-            self.ui.line(f"  git checkout {spec.cleaned}")
-            self.ui.line(f"  git rebase -i HEAD~{total}")
+            self.ui.line("To squash WIP commits (trees and test records stay as they are):")
+            self.ui.line(f"  git retcon squash {spec.cleaned}")
+
+    def _squash(self, stored: Stored) -> None:
+        from .squash import squash
+
+        self.ui.heading("Squashing WIP commits")
+        squash(self.store, stored, self.ui.line)
 
     def _dry_run(self, stored: Stored, br: Branches) -> None:
         spec = stored.spec
@@ -453,6 +588,10 @@ def _initial_message(spec_message: str, model_message: str) -> str:
     lines = model_message.strip().splitlines()
     body = "\n".join(lines[1:]).strip()
     return spec_message + ("\n\n" + body if body else "") + "\n"
+
+
+def _failure(r: Result) -> rework.Failure:
+    return rework.Failure(r.kind, f"{r.kind.capitalize()} failed: `{r.command}` (exit {r.exit_code})", r.output)
 
 
 def _verdict(r: Result) -> str:

@@ -16,6 +16,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
+import pygit2
+
+from . import hunks
 from .hunks import Hunk
 
 PERSISTENT_ATTEMPTS = 3      # rework attempts on one location before it is a trouble spot
@@ -470,7 +473,9 @@ def parse(output: str, root: str | None = None) -> Parsed:
         parser(lines, c)
     _generic(lines, c, set(c.evidence_at))
     kept = sorted(c.evidence_at)
-    c.out.evidence = [lines[i].rstrip() for i in kept if lines[i].strip()]
+    # Paths under root read as the model knows them: relative to the worktree.
+    c.out.evidence = [lines[i].rstrip().replace(c.root, "") if c.root else lines[i].rstrip()
+                      for i in kept if lines[i].strip()]
     return c.out
 
 
@@ -588,7 +593,8 @@ def blame(parsed: Parsed, commit_hunks: list[Hunk], remaining: list[Hunk],
                 continue
             m = rx.search(h.added)
             if m:
-                line = m.group(0).decode("utf-8", "replace").strip()
+                end = h.added.find(b"\n", m.start())
+                line = h.added[m.start(): end if end >= 0 else None].decode("utf-8", "replace").strip()
                 found[h.id] = Candidate(h, f"defines `{name}` ({line[:70]})")
     for module in parsed.modules:
         for suffix in _module_suffixes(module):
@@ -761,3 +767,51 @@ class Escalation:
                     "project: an environment problem or a flaky test, which a model cannot fix.\n"
                     f"{obs.summary}")
         return None
+
+
+# -- one failing verification, diagnosed ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Failure:
+    phase: str                  # build, test, or tree (the last commit's tree differs from the source)
+    headline: str               # e.g. "Test failed: `pytest -q` (exit 1)"
+    output: str = ""            # the command's output, trimmed
+    paths: tuple[str, ...] = ()  # for a tree failure: the paths that still differ
+
+    @property
+    def text(self) -> str:
+        return self.headline + ("\n" + self.output if self.output else "")
+
+
+@dataclass
+class Diagnosis:
+    failure: Failure
+    parsed: Parsed
+    blame: Blame
+    brief: Brief
+    obs: Observation
+    fix_changed: set[str]       # the paths the failing commit changed on its parent
+
+
+def _paths(repo: pygit2.Repository, tree: str) -> list[str]:
+    index = pygit2.Index()
+    index.read_tree(repo.get(tree))
+    return [e.path for e in index]
+
+
+def diagnose(repo: pygit2.Repository, failure: Failure, *, base_tree: str, tree: str, parent_tree: str,
+             source_tree: str, root: str, attempts: dict[str, int]) -> Diagnosis:
+    """Parse, blame and brief one failure of `tree`; base_tree is the tree before this
+    logical commit, parent_tree the tree the failing commit was made on."""
+    commit_hunks = hunks.remaining(repo, base_tree, tree)
+    remaining = hunks.remaining(repo, tree, source_tree)
+    if failure.phase == "tree":
+        parsed = Parsed(locations=[Location(p) for p in failure.paths])
+    else:
+        parsed = parse(failure.output, root)
+    b = blame(parsed, commit_hunks, remaining, _paths(repo, tree))
+    fixed = hunks.remaining(repo, parent_tree, tree)
+    fix_changed = {h.path for h in fixed} | {h.old_path for h in fixed if h.old_path}
+    return Diagnosis(failure, parsed, b, brief(failure.headline, failure.output, parsed, b, attempts),
+                     observe(failure.phase, failure.output, parsed, b, [h.id for h in remaining]), fix_changed)

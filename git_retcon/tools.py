@@ -29,7 +29,7 @@ class ToolError(Exception):
 
 @dataclass
 class Outcome:
-    kind: str                 # "commit" or "stuck"
+    kind: str                 # "commit", "stuck", or "budget" (the token budget ran out)
     text: str                 # the commit message, or the stuck summary
     commit: str | None = None
 

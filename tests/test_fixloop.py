@@ -1,0 +1,360 @@
+"""The fix loop end to end: the rework brief, escalation, steering, backoff, the token budget.
+
+Real repositories, real build and test commands, the scripted model (and its flaky
+and broken-backend variants in testing/flaky_model.py) making real tool calls.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from testing import flaky_model
+from testing.flow import call, feature_repo, retcon, take, turn
+
+SPEC = """\
+source = "feature"
+remote = "main"
+cleaned = "feature-clean"
+build = "python3 -m py_compile app.py util.py"
+test = "python3 -c 'import app; app.main()'"
+
+[[commit]]
+message = "app: use two()"
+paths = ["app.py"]
+
+[[commit]]
+message = "docs: explain main"
+paths = ["README", "notes/", "docs/"]
+"""
+
+# The rework brief lists candidates as "  <id> <path> ...": what a model reading the brief applies.
+BRIEF_IDS = "$match:^  ([0-9a-f]{10}) util\\.py "
+
+
+def make(tmp_path, spec: str = SPEC, docs: int = 4, doc_size: int = 40):
+    """feature_repo, plus `docs` documentation files on the feature branch (more remaining
+    diff that has nothing to do with the failure)."""
+    repo = feature_repo(tmp_path / "repo")
+    if docs:
+        repo.git("checkout", "-q", "feature")
+        repo.commit("more docs", {f"docs/page{i:02}.md": f"# Page {i}\n" + f"Text of page {i}.\n" * doc_size
+                                  for i in range(docs)})
+        repo.git("checkout", "-q", "main")
+    (tmp_path / "spec.toml").write_text(spec)
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
+    return repo
+
+
+def entries(log):
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def note(repo, rev):
+    return json.loads(repo.git("notes", "--ref=refs/notes/retcon", "show", rev))
+
+
+def status(repo):
+    return json.loads(retcon(repo, "status", "--json").out)
+
+
+# -- the brief --------------------------------------------------------------------------
+
+
+def test_the_brief_names_the_missing_helper_and_one_wip_commit_fixes_it(tmp_path, scripted):
+    repo = make(tmp_path)
+    log = scripted({
+        "1/extract": take("app.py"),
+        "1/fix/1": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message="take two()"))],
+        "2/extract": take(""),
+    })
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert "Blame: 1 candidate hunks in the remaining diff (util.py)" in res.out
+    assert repo.log("main..feature-clean") == ["docs: explain main", "WIP: take two()", "app: use two()"]
+    fix = next(e for e in entries(log) if e["keys"] == ["1/fix/1"])
+    brief = fix["prompt"].split("<brief>")[1].split("</brief>")[0]
+    assert "AttributeError: module 'util' has no attribute 'two'" in brief
+    assert "Missing: `two`" in brief and "app.py:5: in this commit's change" in brief
+    assert "defines `two` (def two():)" in brief
+    assert "Take what is missing from the remaining diff first" in brief
+    assert fix["calls"][0]["arguments"]["hunk_ids"] and len(fix["calls"][0]["arguments"]["hunk_ids"]) == 1
+    # The brief is the WIP commit's diagnosis, with the blame in machine-readable form.
+    wip = note(repo, "feature-clean~1")
+    assert wip["kind"] == "wip" and wip["test"] == "pass"
+    assert wip["diagnosis"] == brief.strip("\n")
+    assert wip["rework"]["names"] == ["two"] and wip["rework"]["blamed"] == ["app.py"]
+    assert wip["rework"]["candidates"] == fix["calls"][0]["arguments"]["hunk_ids"]
+
+
+def _fix_cost(tmp_path, scripted, fix_turns):
+    """Model calls and tokens of the one fix step that makes commit 1 pass."""
+    repo = make(tmp_path, docs=30, doc_size=60)
+    scripted({"1/extract": take("app.py"), "1/fix/1": fix_turns, "2/extract": take("")})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    wip = note(repo, "feature-clean~1")
+    assert wip["kind"] == "wip" and wip["test"] == "pass"
+    return wip["model_calls"], wip["tokens"]["input"] + wip["tokens"]["output"]
+
+
+def test_with_the_brief_a_fix_costs_fewer_calls_and_tokens_than_searching_the_diff(tmp_path, scripted):
+    with_brief = _fix_cost(tmp_path / "a", scripted, [
+        turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message="take two()"))])
+    # Without using the brief: page through the remaining diff until util.py shows up.
+    pages = [turn(call("read_diff", page=p)) for p in (1, 2, 3, 4)]
+    searching = _fix_cost(tmp_path / "b", scripted, [
+        *pages, turn(call("apply_hunks", hunk_ids="$ids:util.py")), turn(call("create_commit", message="take two()"))])
+    print(f"\nfix with the brief: {with_brief[0]} calls, {with_brief[1]} tokens; "
+          f"paging the diff instead: {searching[0]} calls, {searching[1]} tokens")
+    assert with_brief[0] < searching[0] and with_brief[1] * 5 < searching[1]
+
+
+# -- escalation: each rule stops the loop whatever the model says ----------------------------
+
+
+def test_same_location_after_three_attempts_escalates(tmp_path, scripted):
+    repo = make(tmp_path)
+    # Each attempt takes an unrelated hunk (progress on the diff), so only persistence can stop it.
+    fixes = {f"1/fix/{a}": [turn(call("apply_hunks", hunk_ids=f"$ids:docs/page0{a - 1}")),
+                            turn(call("create_commit", message=f"attempt {a}"))] for a in range(1, 6)}
+    log = scripted({"1/extract": take("app.py"), **fixes})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 3, res.text
+    assert "escalated (persistent trouble spot): app.py:5 still fails after 3 rework attempts" in res.err
+    assert "AttributeError: module 'util' has no attribute 'two'" in res.err    # the evidence
+    assert [e["keys"][0] for e in entries(log) if "/fix/" in e["keys"][0] and e["turn"] == 0] == \
+        ["1/fix/1", "1/fix/2", "1/fix/3"]
+    doc = status(repo)
+    assert doc["commits"][0]["state"] == "stuck" and doc["commits"][0]["wip"] == 3
+    # The brief counted the attempts at that location.
+    assert "This is rework attempt 3 at app.py:5." in [e for e in entries(log) if e["keys"] == ["1/fix/3"]][0]["prompt"]
+
+
+def test_no_progress_when_the_fix_takes_nothing_and_the_failure_repeats(tmp_path, scripted):
+    repo = make(tmp_path)
+    log = scripted({
+        "1/extract": take("app.py"),
+        "1/fix/1": [turn(call("write_file", path="NOTES.txt", content="I think two() is missing\n")),
+                    turn(call("create_commit", message="a note"))],
+        "1/fix/2": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message="x"))],
+    })
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 3, res.text
+    assert "escalated (no progress): the last fix took nothing from the remaining diff" in res.err
+    assert not [e for e in entries(log) if e["keys"] == ["1/fix/2"]]     # the model was not asked again
+    assert status(repo)["commits"][0]["wip"] == 1
+
+
+def test_no_location_twice_is_an_environment_problem(tmp_path, scripted):
+    spec = SPEC.replace("test = \"python3 -c 'import app; app.main()'\"",
+                        "test = \"sh -c 'echo could not resolve host: pypi.org >&2; exit 1'\"")
+    repo = make(tmp_path, spec)
+    scripted({"1/extract": take("app.py"),
+              "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:util.py")), turn(call("create_commit", message="x"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 3, res.text
+    assert "escalated (no location): twice in a row the failure named no file and line" in res.err
+    assert "could not resolve host" in res.err
+
+
+PYTEST_SPEC = f"""\
+source = "feature"
+remote = "main"
+cleaned = "feature-clean"
+test = "{sys.executable} -m pytest -q -p no:cacheprovider tests"
+
+[[commit]]
+message = "text: slugify"
+paths = ["tests/test_slug.py"]
+
+[[commit]]
+message = "the rest"
+paths = ["*"]
+"""
+
+
+def test_a_fix_that_breaks_passing_tests_is_a_regression_cascade(tmp_path, scripted, repo):
+    repo.commit("base", {"text.py": "def shout(s):\n    return s.upper()\n",
+                         "tests/test_shout.py": "from text import shout\n\n\ndef test_shout():\n"
+                                                "    assert shout('a') == 'A'\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("slug", {"text.py": "def shout(s):\n    return s.upper()\n\n\ndef slug(s):\n    return s.lower()\n",
+                         "tests/test_slug.py": "import text\n\n\ndef test_slug():\n"
+                                               "    assert text.slug('A') == 'a'\n"})
+    repo.git("checkout", "-q", "main")
+    (tmp_path / "s.toml").write_text(PYTEST_SPEC)
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0
+    scripted({
+        "1/extract": take("tests/"),
+        # The model writes its own text.py: slug() now works, shout() no longer does.
+        "1/fix/1": [turn(call("write_file", path="text.py", content="def shout(s):\n    return s\n\n\n"
+                                                                    "def slug(s):\n    return s.lower()\n")),
+                    turn(call("create_commit", message="slug"))],
+    })
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 3, res.text
+    assert "escalated (regression cascade): the last fix made previously passing tests fail: " \
+           "tests/test_shout.py::test_shout" in res.err, res.text
+    assert "Before it, only these failed: tests/test_slug.py::test_slug" in res.err
+
+
+def test_a_resolution_starts_the_count_again(tmp_path, scripted):
+    repo = make(tmp_path, docs=6)
+    fixes = {f"1/fix/{a}": [turn(call("apply_hunks", hunk_ids=f"$ids:docs/page0{a - 1}")),
+                            turn(call("create_commit", message=f"attempt {a}"))] for a in range(1, 7)}
+    log = scripted({"1/extract": take("app.py"), **fixes})
+    # The first run may make two fix attempts only; the second run goes on from there.
+    assert retcon(repo, "run", "-m", "scripted", "--max-fix", "2").code == 3
+    assert retcon(repo, "resolve", "-m", "go on").code == 0
+    # A resolution starts the count again: three more attempts, then the rule fires.
+    log.write_text("")
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 3 and "persistent trouble spot" in res.err
+    # Attempts are numbered over the logical commit: the second run made attempts 3 to 5.
+    assert [e["keys"][0] for e in entries(log) if "/fix/" in e["keys"][0] and e["turn"] == 0] == \
+        ["1/fix/3", "1/fix/4", "1/fix/5"]
+
+
+def test_a_run_stopped_in_the_fix_loop_resumes_with_its_attempts_counted(tmp_path, scripted):
+    repo = make(tmp_path)
+    fixes = {f"1/fix/{a}": [turn(call("apply_hunks", hunk_ids=f"$ids:docs/page0{a - 1}")),
+                            turn(call("create_commit", message=f"attempt {a}"))] for a in range(1, 6)}
+    log = scripted({"1/extract": take("app.py"), **fixes})
+    # The budget stops the run in the fix loop, with no stuck entry (as a crash would).
+    res = retcon(repo, "run", "-m", "scripted", "--max-tokens", "5000")
+    assert res.code == 3 and "token budget reached" in res.err, res.text
+    made = status(repo)["commits"][0]["wip"]
+    assert 1 <= made < 3
+    log.write_text("")
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 3 and "persistent trouble spot" in res.err
+    # Only the attempts still allowed were asked for.
+    assert len([e for e in entries(log) if "/fix/" in e["keys"][0] and e["turn"] == 0]) == 3 - made
+
+
+# -- steering -----------------------------------------------------------------------------
+
+
+def test_bad_tool_calls_get_a_diagnosis_and_the_model_recovers(tmp_path, flaky, monkeypatch):
+    repo = make(tmp_path, docs=0)
+    users = tmp_path / "users.jsonl"
+    monkeypatch.setenv("RETCON_USER_LOG", str(users))
+    log = flaky({
+        "1/extract": [
+            turn(call("apply_hunks", hunk_ids=["app.py"])),           # a path, not an id
+            turn(call("apply_hunks", hunk_ids=["0123456789"])),       # made up
+            turn(call("write_file", path="../outside.py", content="x")),
+            turn(text="Done, I think."),                               # neither commit nor stuck
+            turn(call("read_diff")),
+            turn(call("apply_hunks", hunk_ids="$ids:app.py")),
+            turn(call("create_commit", message="app")),
+        ],
+        "1/fix/1": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message="x"))],
+        "2/extract": take(""),
+    })
+    res = retcon(repo, "run", "-m", "scripted-listen")
+    assert res.code == 0, res.text
+    results = [e for e in entries(log) if e["keys"] == ["1/extract/1"]][-1]["results"]
+    assert "app.py is a path, not a hunk id: its hunks are" in results[0]
+    assert "Steering: 2 calls in a row failed; 10 more failures end this step as stuck" in results[1]
+    assert "'..' is refused" in results[2] and "Steering: 3 calls in a row failed" in results[2]
+    # The one steering message after the empty turn carries the diagnosis of the failed calls.
+    steer = [json.loads(line) for line in users.read_text().splitlines()
+             if "You ended your turn without calling create_commit" in line]
+    assert steer and "3 of your tool calls in this step failed (at most 12 may); the last ones:" in steer[0]
+    assert "write_file: Error: ../outside.py: '..' is refused" in steer[0]
+    assert repo.log("main..feature-clean")[-1] == "app: use two()"
+
+
+# -- transient model errors ------------------------------------------------------------------
+
+
+@pytest.fixture
+def flaky(tmp_path, monkeypatch, scripted):
+    flaky_model.register()
+    monkeypatch.setenv("RETCON_FLAKY_COUNT", str(tmp_path / "flaky-count"))
+    monkeypatch.setenv("RETCON_RETRY_DELAY", "0.001")
+    yield scripted
+    flaky_model.unregister()
+
+
+def test_rate_limited_twice_then_the_backend_answers(tmp_path, flaky, monkeypatch):
+    repo = make(tmp_path, docs=0)
+    # Calls 2 and 3 fail: the first mid-step, after read_diff ran, the second at the retry's start.
+    monkeypatch.setenv("RETCON_FLAKY_FAIL", "2,3")
+    log = flaky({"1/extract": take("app.py"),
+                 "1/fix/1": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message="x"))],
+                 "2/extract": take("")})
+    res = retcon(repo, "run", "-m", "scripted-flaky")
+    assert res.code == 0, res.text
+    assert res.out.count("Model error (RateLimitError: Error code: 429") == 2
+    assert "retrying in" in res.out and "Traceback" not in res.text
+    assert repo.tree("feature-clean") == repo.tree("feature")
+    # The step started over: the scripted model played its first turn three times.
+    assert [e["turn"] for e in entries(log) if e["keys"] == ["1/extract/1"]][:2] == [0, 0]
+    assert note(repo, "feature-clean~2")["model_retries"] == 2
+
+
+def test_a_backend_that_stays_down_stops_as_stuck_with_the_state_saved(tmp_path, flaky, monkeypatch):
+    repo = make(tmp_path, docs=0)
+    flaky({"1/extract": take("app.py")})
+    # Commit 1 is made by a working model; then the backend goes down.
+    assert retcon(repo, "run", "-m", "scripted", "--max-fix", "0").code == 3
+    assert retcon(repo, "resolve", "-m", "try again").code == 0
+    before = repo.rev("feature-clean")
+    res = retcon(repo, "run", "-m", "scripted-down")
+    assert res.code == 3, res.text
+    assert "kept failing (6 tries with backoff); last error: APIStatusError: Error code: 503" in res.err
+    assert "Traceback" not in res.text
+    assert (tmp_path / "flaky-count").read_text() == "6"
+    assert repo.rev("feature-clean") == before            # nothing lost, nothing half-made
+    doc = status(repo)
+    assert doc["commits"][0]["state"] == "stuck"
+    assert "kept failing" in retcon(repo, "status").out
+
+
+def test_an_error_that_is_not_transient_is_not_retried(tmp_path, flaky, monkeypatch):
+    from git_retcon.agent import transient
+
+    class BadRequestError(Exception):
+        status_code = 400
+
+    class APIConnectionError(Exception):
+        pass
+
+    assert not transient(BadRequestError("invalid request"))
+    assert transient(APIConnectionError("Connection error."))
+    assert transient(ConnectionResetError(104, "Connection reset by peer"))
+    wrapped = RuntimeError("request failed")
+    wrapped.__cause__ = TimeoutError("timed out")
+    assert transient(wrapped)
+
+
+# -- the token budget -----------------------------------------------------------------------------
+
+
+def test_max_tokens_stops_cleanly_and_the_run_resumes(tmp_path, scripted):
+    repo = make(tmp_path, docs=0)
+    scripted({"1/extract": take("app.py"),
+              "1/fix/1": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message="x"))],
+              "2/extract": take("")})
+    res = retcon(repo, "run", "-m", "scripted", "--max-tokens", "1500")
+    assert res.code == 3, res.text
+    assert "token budget reached:" in res.err and "(--max-tokens 1500)" in res.err
+    assert "Nothing is stuck" in res.err
+    doc = status(repo)
+    assert doc["state"] != "stuck" and all(c["state"] != "stuck" for c in doc["commits"])
+    assert doc["runs"][-1]["stop"] == "budget" and doc["runs"][-1]["tokens"]["input"] >= 1000
+    spent_first = sum(c["tokens"]["input"] + c["tokens"]["output"] for c in doc["commits"])
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert "Tokens this run:" in res.out and "  commit 1:" in res.out
+    doc = status(repo)
+    assert doc["state"] == "complete" and [r["stop"] for r in doc["runs"]] == ["budget", "complete"]
+    total = sum(c["tokens"]["input"] + c["tokens"]["output"] for c in doc["commits"])
+    runs = sum(r["tokens"]["input"] + r["tokens"]["output"] for r in doc["runs"])
+    assert total == runs > spent_first          # every token spent is counted once, per commit and per run
+    text = retcon(repo, "status").out
+    assert "in 2 runs; last run:" in text

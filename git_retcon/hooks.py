@@ -111,27 +111,32 @@ def pre_push(args: list[str], stdin: IO[str], env: Mapping[str, str]) -> int:
 
     remote = args[0] if args else env.get("PRE_COMMIT_REMOTE_NAME", "the remote")
     refused = False
-    try:
-        store = Store(open_repo())
-        for name in dict.fromkeys(n for _, n in targets):
+    store = Store(open_repo())
+    for name in dict.fromkeys(n for _, n in targets):
+        try:
             verdict = verify(store, store.load(name))
-            if verdict.ok:
-                continue
+        except RetconError as exc:
+            refused = True
+            print(f"git-retcon: refusing to push '{name}' to {remote}: {exc}\n", file=sys.stderr)
+            continue
+        if not verdict.ok:
             refused = True
             print(f"git-retcon: refusing to push '{name}' to {remote}: `git retcon check {name}` fails:\n"
                   f"{verdict.render()}\n", file=sys.stderr)
-    except RetconError as exc:
-        print(f"git-retcon: refusing the push: {exc}", file=sys.stderr)
-        return 1
     if refused:
-        print("Fix what is marked ✗ and push again, or push anyway with `git push --no-verify`.",
-              file=sys.stderr)
+        print("Fix that and push again, or push anyway with `git push --no-verify`.", file=sys.stderr)
     return 1 if refused else 0
 
 
 def main() -> None:
     """Console script `git-retcon-pre-push`, and `python -m git_retcon.hooks` from the raw hook."""
-    sys.exit(pre_push(sys.argv[1:], sys.stdin, os.environ))
+    from .errors import RetconError
+
+    try:
+        sys.exit(pre_push(sys.argv[1:], sys.stdin, os.environ))
+    except RetconError as exc:
+        print(f"git-retcon: refusing the push: {exc}", file=sys.stderr)
+        sys.exit(1)
 
 
 # -- installing the raw hook --------------------------------------------------

@@ -30,7 +30,7 @@ def test_stuck_branch_is_refused_then_accepted_once_finished(hooked_stuck):
     assert "git-retcon: refusing to push 'feature-clean' to origin: `git retcon check feature-clean` fails:" in res.err
     assert "✗ commit 2/3 is stuck: app: use two()" in res.err
     assert "no remaining hunk matches this commit's paths ['ap.py']" in res.err
-    assert "push anyway with `git push --no-verify`" in res.err
+    assert "Fix that and push again, or push anyway with `git push --no-verify`." in res.err
     assert "refs/heads/feature-clean" not in remote_refs(remote)
     unstick(repo)
     res = git_push(repo, "origin", "feature-clean")
@@ -48,6 +48,16 @@ def test_other_refs_and_deletions_pass_untouched(hooked_stuck):
     res = git_push(repo, "origin", "main:refs/heads/again", "feature-clean")
     assert res.code == 1 and "refusing to push 'feature-clean'" in res.err
     assert "refs/heads/again" not in remote_refs(remote)
+
+
+def test_spec_that_cannot_be_checked_refuses_with_the_reason(hooked_stuck):
+    repo, remote = hooked_stuck
+    repo.git("branch", "-D", "-q", "feature")
+    res = git_push(repo, "origin", "feature-clean")
+    assert res.code == 1
+    assert ("git-retcon: refusing to push 'feature-clean' to origin: source 'feature' does not exist: "
+            "check the branch name (git branch -a)") in res.err
+    assert "Traceback" not in res.err and remote_refs(remote) == {}
 
 
 def test_cleaned_tip_pushed_under_another_name_is_checked(hooked_stuck):

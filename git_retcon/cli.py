@@ -51,6 +51,10 @@ def cli() -> None:
       git retcon run                     # rebuilds the cleaned branch
       git retcon resolve -m "..."        # after a stuck stop, then run again
       git retcon check                   # what the pre-push hook verifies
+
+    \b
+    Try it offline on a demo repository: git retcon demo
+    The manual: git retcon --help (man git-retcon); a command's help: git retcon run -h
     """
 
 

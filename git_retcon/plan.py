@@ -1,4 +1,5 @@
-"""Writing a spec: from a TOML file, from the source's commits, and the editor round trip."""
+"""Writing a spec: from a TOML file, from the source's commits (folded autosquash-style),
+proposed by a model (propose.py), and the editor round trip; the table `plan` prints."""
 from __future__ import annotations
 
 import os

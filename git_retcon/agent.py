@@ -107,7 +107,7 @@ def run_step(model: llm.Model, system: str, prompt: str, steer: str, session: Se
             return _converse(model, system, prompt, steer, session, chain_limit, result, over_budget)
         except RetconError:
             raise
-        except Exception as exc:  # a backend's own errors (HTTP, rate limits, ...)
+        except Exception as exc:  # noqa: BLE001 - a backend's own errors (HTTP, rate limits, ...)
             if not transient(exc):
                 raise RetconError(
                     f"model '{model.model_id}' failed: {describe(exc)}: nothing was recorded for this step; "

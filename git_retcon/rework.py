@@ -166,7 +166,7 @@ def _python(lines: list[str], c: _Collector) -> None:
             c.tool("unittest")
             c.keep(i)
             continue
-        if line.startswith((">   ", ">\t")) or line.startswith("E  "):
+        if line.startswith((">   ", ">\t", "E  ")):
             c.keep(i)  # pytest's failing source line and its error text
         m = _PY_EXC.match(line.strip())
         if m:
@@ -655,8 +655,8 @@ def brief(headline: str, output: str, parsed: Parsed, b: Blame, attempts: dict[s
         if len(b.locations) > 10:
             parts.append(f"  ... and {len(b.locations) - 10} more")
     else:
-        parts += ["", "Where it fails: no file and line could be read from the output "
-                      "(an environment problem, a flaky test, or a format git-retcon does not know)"]
+        parts += ["", ("Where it fails: no file and line could be read from the output "
+                       "(an environment problem, a flaky test, or a format git-retcon does not know)")]
     missing = [f"`{n}`" for n in parsed.names] + [f"module `{m}`" for m in parsed.modules]
     if missing:
         parts.append("Missing: " + ", ".join(missing[:20]))

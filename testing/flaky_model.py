@@ -3,7 +3,8 @@ the way testing/scripted_model.py is.
 
 - `scripted-flaky` plays the $RETCON_SCRIPT script, but the model calls numbered in
   $RETCON_FLAKY_FAIL (e.g. "1,2"; counted across processes in the file
-  $RETCON_FLAKY_COUNT) raise a rate-limit error, as an HTTP backend does on 429.
+  $RETCON_FLAKY_COUNT) raise a rate-limit error, as an HTTP backend does on 429
+  (or a status error with the code in $RETCON_FLAKY_STATUS, e.g. 400).
 - `scripted-down` always raises a 503 status error.
 - `scripted-listen` plays the script and appends every user message it was sent
   (prompts and steering messages) to $RETCON_USER_LOG, one JSON string a line.
@@ -52,7 +53,10 @@ class FlakyModel(ScriptedModel):
                 conversation: llm.Conversation | None) -> Iterator[str]:
         fail = {int(x) for x in os.environ.get("RETCON_FLAKY_FAIL", "").split(",") if x.strip()}
         if _count() in fail:
-            raise RateLimitError("Error code: 429 - Rate limit reached for requests")
+            status = int(os.environ.get("RETCON_FLAKY_STATUS", "429"))
+            if status == 429:
+                raise RateLimitError("Error code: 429 - Rate limit reached for requests")
+            raise APIStatusError(f"Error code: {status} - the backend refused the request", status)
         yield from super().execute(prompt, stream, response, conversation)
 
 

@@ -11,40 +11,8 @@ import sys
 import pytest
 
 from testing import flaky_model
-from testing.flow import call, feature_repo, retcon, take, turn
-
-SPEC = """\
-source = "feature"
-remote = "main"
-cleaned = "feature-clean"
-build = "python3 -m py_compile app.py util.py"
-test = "python3 -c 'import app; app.main()'"
-
-[[commit]]
-message = "app: use two()"
-paths = ["app.py"]
-
-[[commit]]
-message = "docs: explain main"
-paths = ["README", "notes/", "docs/"]
-"""
-
-# The rework brief lists candidates as "  <id> <path> ...": what a model reading the brief applies.
-BRIEF_IDS = "$match:^  ([0-9a-f]{10}) util\\.py "
-
-
-def make(tmp_path, spec: str = SPEC, docs: int = 4, doc_size: int = 40):
-    """feature_repo, plus `docs` documentation files on the feature branch (more remaining
-    diff that has nothing to do with the failure)."""
-    repo = feature_repo(tmp_path / "repo")
-    if docs:
-        repo.git("checkout", "-q", "feature")
-        repo.commit("more docs", {f"docs/page{i:02}.md": f"# Page {i}\n" + f"Text of page {i}.\n" * doc_size
-                                  for i in range(docs)})
-        repo.git("checkout", "-q", "main")
-    (tmp_path / "spec.toml").write_text(spec)
-    assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
-    return repo
+from testing.fixcase import BRIEF_IDS, SPEC, make
+from testing.flow import call, retcon, take, turn
 
 
 def entries(log):
@@ -129,7 +97,7 @@ def test_same_location_after_three_attempts_escalates(tmp_path, scripted):
     doc = status(repo)
     assert doc["commits"][0]["state"] == "stuck" and doc["commits"][0]["wip"] == 3
     # The brief counted the attempts at that location.
-    assert "This is rework attempt 3 at app.py:5." in [e for e in entries(log) if e["keys"] == ["1/fix/3"]][0]["prompt"]
+    assert "This is rework attempt 3 at app.py:5." in next(e for e in entries(log) if e["keys"] == ["1/fix/3"])["prompt"]
 
 
 def test_no_progress_when_the_fix_takes_nothing_and_the_failure_repeats(tmp_path, scripted):
@@ -200,38 +168,24 @@ def test_a_fix_that_breaks_passing_tests_is_a_regression_cascade(tmp_path, scrip
     assert "Before it, only these failed: tests/test_slug.py::test_slug" in res.err
 
 
-def test_a_resolution_starts_the_count_again(tmp_path, scripted):
-    repo = make(tmp_path, docs=6)
-    fixes = {f"1/fix/{a}": [turn(call("apply_hunks", hunk_ids=f"$ids:docs/page0{a - 1}")),
-                            turn(call("create_commit", message=f"attempt {a}"))] for a in range(1, 7)}
-    log = scripted({"1/extract": take("app.py"), **fixes})
-    # The first run may make two fix attempts only; the second run goes on from there.
-    assert retcon(repo, "run", "-m", "scripted", "--max-fix", "2").code == 3
-    assert retcon(repo, "resolve", "-m", "go on").code == 0
-    # A resolution starts the count again: three more attempts, then the rule fires.
-    log.write_text("")
-    res = retcon(repo, "run", "-m", "scripted")
-    assert res.code == 3 and "persistent trouble spot" in res.err
-    # Attempts are numbered over the logical commit: the second run made attempts 3 to 5.
-    assert [e["keys"][0] for e in entries(log) if "/fix/" in e["keys"][0] and e["turn"] == 0] == \
-        ["1/fix/3", "1/fix/4", "1/fix/5"]
-
-
-def test_a_run_stopped_in_the_fix_loop_resumes_with_its_attempts_counted(tmp_path, scripted):
+def test_a_run_that_dies_in_the_fix_loop_resumes_with_its_attempts_counted(tmp_path, flaky, monkeypatch):
     repo = make(tmp_path)
     fixes = {f"1/fix/{a}": [turn(call("apply_hunks", hunk_ids=f"$ids:docs/page0{a - 1}")),
                             turn(call("create_commit", message=f"attempt {a}"))] for a in range(1, 6)}
-    log = scripted({"1/extract": take("app.py"), **fixes})
-    # The budget stops the run in the fix loop, with no stuck entry (as a crash would).
-    res = retcon(repo, "run", "-m", "scripted", "--max-tokens", "5000")
-    assert res.code == 3 and "token budget reached" in res.err, res.text
-    made = status(repo)["commits"][0]["wip"]
-    assert 1 <= made < 3
+    log = flaky({"1/extract": take("app.py"), **fixes})
+    # Calls 1-3 extract, 4-5 make the first fix; the backend refuses call 6 (a 400 is not retried).
+    monkeypatch.setenv("RETCON_FLAKY_FAIL", "6")
+    monkeypatch.setenv("RETCON_FLAKY_STATUS", "400")
+    res = retcon(repo, "run", "-m", "scripted-flaky")
+    assert res.code == 1 and "failed: APIStatusError: Error code: 400" in res.err, res.text
+    assert (tmp_path / "flaky-count").read_text() == "6"
+    assert status(repo)["commits"][0]["wip"] == 1 and status(repo)["commits"][0]["state"] == "in-progress"
     log.write_text("")
     res = retcon(repo, "run", "-m", "scripted")
-    assert res.code == 3 and "persistent trouble spot" in res.err
-    # Only the attempts still allowed were asked for.
-    assert len([e for e in entries(log) if "/fix/" in e["keys"][0] and e["turn"] == 0]) == 3 - made
+    assert res.code == 3 and "persistent trouble spot" in res.err, res.text
+    # The attempt made before the crash counts: two more, numbered on from it.
+    assert [e["keys"][0] for e in entries(log) if "/fix/" in e["keys"][0] and e["turn"] == 0] == \
+        ["1/fix/2", "1/fix/3"]
 
 
 # -- steering -----------------------------------------------------------------------------

@@ -1,0 +1,160 @@
+"""Folding each logical commit's WIP commits into it (`git retcon squash`, `run --squash-wip`).
+
+Trees do not change, so the build/test records keyed by tree in
+refs/notes/retcon-tests hold for the new commits as they are: nothing is built
+or tested again. The logical commits after the first folded one are re-made on
+their new parents (same trees, messages and authors). Write order, as for a
+created commit: commit objects, their notes, the cleaned branch (CAS), then the
+spec's `squashed` entries (CAS). A squash killed between the last two is
+finished by running it again: the new commits' notes say what they replace.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pygit2
+
+from . import spec as specmod
+from .errors import RetconError
+from .gitops import cas_ref, first_parent_chain, ref_target, short, signature
+from .loop import failpoint
+from .store import NOTES_REF, Store, Stored
+
+
+def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
+    """Fold the WIP commits of every complete logical commit; returns how many were
+    folded. The caller holds the spec's run lock."""
+    repo = store.repo
+    spec = stored.spec
+    ref = f"refs/heads/{spec.cleaned}"
+    tip = ref_target(repo, ref)
+    if tip is None:
+        raise RetconError(f"branch '{spec.cleaned}' does not exist: there is nothing to squash")
+    recorded = [_full(repo, s) for c in spec.commits for s in c.created]
+    if not recorded:
+        say("Nothing to squash: no commits yet.")
+        return 0
+    base = str(repo.get(recorded[0]).parent_ids[0])
+    chain = first_parent_chain(repo, tip, base)
+    if chain != recorded:
+        if _finish_interrupted(store, stored, chain, recorded):
+            say(f"Finished an interrupted squash: '{spec.cleaned}' is at {short(tip)}.")
+            return 0
+        raise RetconError(
+            f"branch '{spec.cleaned}' does not hold exactly the recorded commits "
+            f"({len(chain)} on the branch, {len(recorded)} recorded): run `git retcon run {spec.cleaned}` "
+            "first (it adopts commits made by hand, or says what is wrong)")
+
+    folds = [k for k, c in enumerate(spec.commits) if c.state == "complete" and len(c.created) > 1]
+    if not folds:
+        say("Nothing to squash: no WIP commits in complete logical commits.")
+        return 0
+    for k, c in enumerate(spec.commits):
+        if k > folds[0] and c.state != "complete" and len(c.created) > 1:
+            raise RetconError(
+                f"commit {k + 1}/{len(spec.commits)} is {c.state} with {len(c.created)} commits: squash when "
+                f"it is complete (git retcon run {spec.cleaned}), so its fix commits are not rewritten mid-way")
+
+    committer = signature(store.git_dir, "COMMITTER")
+    parent = base
+    made: dict[int, str] = {}
+    folded = 0
+    for k, c in enumerate(spec.commits):
+        if not c.created:
+            continue
+        shas = [_full(repo, s) for s in c.created]
+        fold = k in folds
+        if k < folds[0]:
+            parent = shas[-1]
+            continue
+        first, last = repo.get(shas[0]), repo.get(shas[-1])
+        new = str(repo.create_commit(None, first.author, committer, first.message, last.tree_id,
+                                     [pygit2.Oid(hex=parent)]))
+        store.write_note(NOTES_REF, new, _note(store, stored, k, shas, fold))
+        made[k] = new
+        parent = new
+        folded += len(shas) - 1 if fold else 0
+    failpoint("squash-before-branch")
+    cas_ref(repo, ref, parent, tip, f"retcon: squash {folded} WIP commits")
+    failpoint("squash-after-branch")
+    _record(store, stored, made, f"squash: {folded} WIP commits folded into {len(folds)} logical commits")
+    say(f"Squashed {folded} WIP commits into {len(folds)} logical commits; "
+        f"'{spec.cleaned}' is now at {short(parent)} (same tree, test records kept).")
+    return folded
+
+
+def _full(repo: pygit2.Repository, sha: str) -> str:
+    return str(repo.revparse_single(sha).id)
+
+
+def _note(store: Store, stored: Stored, k: int, shas: list[str], fold: bool) -> dict[str, Any]:
+    """The new commit's note: the first commit's, with tokens summed over all it replaces,
+    the last one's build/test results, and for a fold the provenance of the fixes."""
+    notes = [store.read_note(NOTES_REF, s) or {} for s in shas]
+    note = {key: v for key, v in notes[0].items() if key not in ("diagnosis", "rework", "squashed")}
+    note.update(spec=stored.name, index=k + 1, kind="initial", attempt=1)
+    note["tokens"] = {t: sum(int((n.get("tokens") or {}).get(t, 0) or 0) for n in notes) for t in ("input", "output")}
+    note["model_calls"] = sum(int(n.get("model_calls", 0) or 0) for n in notes)
+    for kind in ("build", "test"):
+        if kind in notes[-1]:
+            note[kind] = notes[-1][kind]
+    if not fold:
+        note["rewritten_from"] = shas[-1]
+        return note
+    repo = store.repo
+    fixes = []
+    for sha, n in zip(shas[1:], notes[1:]):
+        ours = n.get("spec") == stored.name
+        fixes.append({
+            "commit": sha, "message": (repo.get(sha).message or "").splitlines()[0],
+            "by": "model" if ours else "human (a commit adopted from the cleaned branch)",
+            "diagnosis": (n.get("diagnosis") or "").splitlines()[0] if ours else "",
+            "candidates": (n.get("rework") or {}).get("candidates", []) if ours else [],
+        })
+    stops = []
+    history = stored.spec.commits[k].history
+    for i, e in enumerate(history):
+        if isinstance(e, specmod.Stuck):
+            answer = next((h.text for h in history[i + 1:] if isinstance(h, specmod.Resolved)), "")
+            rule = e.summary.split(":", 1)[0] if e.summary.startswith("escalated (") else "model or loop"
+            stops.append({"stuck": e.summary.splitlines()[0][:300], "by": rule, "resolved": answer})
+    last = fixes[-1]
+    note["squashed"] = {
+        "from": shas, "attempts": len(shas), "fixes": fixes, "stops": stops,
+        "resolved_by": f"{last['by'].split(' ')[0]}: {last['message']}"
+        + (f" (after a human's resolution: {stops[-1]['resolved']})" if stops and stops[-1]["resolved"] else ""),
+    }
+    return note
+
+
+def _record(store: Store, stored: Stored, made: dict[int, str], message: str) -> None:
+    for k, sha in made.items():
+        history = stored.spec.commits[k].history
+        # "complete" stays the last entry: the logical commit is as finished as it was.
+        at = len(history) - 1 if history and isinstance(history[-1], specmod.Complete) else len(history)
+        history.insert(at, specmod.Squashed(sha))
+    store.update(stored, message)
+
+
+def _finish_interrupted(store: Store, stored: Stored, chain: list[str], recorded: list[str]) -> bool:
+    """The branch already holds a squash of the recorded commits (killed before the
+    spec was written): record it."""
+    replaced: list[str] = []
+    made: dict[int, str] = {}
+    for sha in chain:
+        if sha in recorded:
+            replaced.append(sha)
+            continue
+        note = store.read_note(NOTES_REF, sha) or {}
+        if note.get("spec") != stored.name:
+            return False
+        was = (note.get("squashed") or {}).get("from") or [note.get("rewritten_from")]
+        k = int(note.get("index", 0)) - 1
+        if not (0 <= k < len(stored.spec.commits)) or was[-1] is None:
+            return False
+        replaced += was
+        made[k] = sha
+    if not made or [_full(store.repo, s) for s in replaced] != recorded:
+        return False
+    _record(store, stored, made, "squash: finished after an interruption")
+    return True

@@ -1,0 +1,108 @@
+"""`git retcon squash` and `run --squash-wip`: WIP commits folded into their logical
+commit, trees and tree-keyed test records unchanged, provenance in the note, the
+spec's history consistent for resume and `check`."""
+from __future__ import annotations
+
+import json
+import signal
+
+from testing.fixcase import BRIEF_IDS, make
+from testing.flow import call, retcon, retcon_proc, take, turn
+
+SCRIPT = {
+    "1/extract": take("app.py"),
+    "1/fix/1": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message="take two()"))],
+    "2/extract": take(""),
+}
+
+
+def note(repo, rev, ref="refs/notes/retcon"):
+    return json.loads(repo.git("notes", f"--ref={ref}", "show", rev))
+
+
+def test_squash_folds_the_wip_keeps_trees_and_test_records(tmp_path, scripted):
+    repo = make(tmp_path, docs=1)
+    scripted(SCRIPT)
+    assert retcon(repo, "run", "-m", "scripted").code == 0
+    initial, wip, docs = repo.git("rev-list", "--reverse", "main..feature-clean").split()
+    trees = [repo.tree(wip), repo.tree(docs)]
+    before = [note(repo, s) for s in (initial, wip)]
+    tests_ref = repo.rev("refs/notes/retcon-tests")
+    assert retcon(repo, "check").code == 1                      # a WIP commit is left
+
+    res = retcon(repo, "squash")
+    assert res.code == 0, res.text
+    assert "Squashed 1 WIP commits into 1 logical commits" in res.out
+    assert repo.log("main..feature-clean") == ["docs: explain main", "app: use two()"]
+    squashed, docs2 = repo.git("rev-list", "--reverse", "main..feature-clean").split()
+    assert [repo.tree(squashed), repo.tree(docs2)] == trees
+    assert repo.git("log", "-1", "--format=%an <%ae>%n%B", squashed) == \
+        repo.git("log", "-1", "--format=%an <%ae>%n%B", initial)
+    # Nothing was built or tested again: the records keyed by tree hold as they are.
+    assert repo.rev("refs/notes/retcon-tests") == tests_ref
+    assert note(repo, trees[0], "refs/notes/retcon-tests")["test"]["result"] == "pass"
+
+    prov = note(repo, squashed)
+    assert prov["spec"] == "feature-clean" and prov["index"] == 1 and prov["kind"] == "initial"
+    assert prov["test"] == "pass"
+    assert prov["tokens"]["input"] == before[0]["tokens"]["input"] + before[1]["tokens"]["input"]
+    sq = prov["squashed"]
+    assert sq["from"] == [initial, wip] and sq["attempts"] == 2
+    fix = sq["fixes"][0]
+    assert fix["commit"] == wip and fix["by"] == "model" and fix["message"] == "WIP: take two()"
+    assert fix["diagnosis"].startswith("Test failed:") and fix["candidates"] == before[1]["rework"]["candidates"]
+    assert sq["resolved_by"] == "model: WIP: take two()"
+    assert note(repo, docs2)["rewritten_from"] == docs
+
+    spec = retcon(repo, "spec", "show").out
+    assert f'{{ squashed = "{squashed}" }},\n    "complete",' in spec
+    doc = json.loads(retcon(repo, "status", "--json").out)
+    assert [c["commits"] for c in doc["commits"]] == [[squashed], [docs2]]
+    assert [c["wip"] for c in doc["commits"]] == [0, 0]
+    assert doc["commits"][0]["tokens"]["input"] >= prov["tokens"]["input"]
+    chk = retcon(repo, "check")
+    assert chk.code == 0, chk.out
+    # Resume sees the squashed branch as its own: nothing to adopt, nothing to do.
+    again = retcon(repo, "run", "-m", "scripted")
+    assert again.code == 0 and "Nothing to do" in again.out and "Adopting" not in again.out
+    assert retcon(repo, "squash").out.startswith("Nothing to squash")
+
+
+def test_run_with_squash_wip_squashes_at_the_end(tmp_path, scripted):
+    repo = make(tmp_path, docs=1)
+    scripted(SCRIPT)
+    res = retcon(repo, "run", "-m", "scripted", "--squash-wip")
+    assert res.code == 0, res.text
+    assert "Squashing WIP commits" in res.out and "0 WIP fix commits" in res.out
+    assert repo.log("main..feature-clean") == ["docs: explain main", "app: use two()"]
+    assert retcon(repo, "check").code == 0
+
+
+def test_a_squash_killed_before_the_spec_was_written_is_finished_by_running_it_again(tmp_path, scripted):
+    repo = make(tmp_path, docs=1)
+    scripted(SCRIPT)
+    assert retcon(repo, "run", "-m", "scripted").code == 0
+    killed = retcon_proc(repo, "squash", env={"RETCON_FAILPOINT": "squash-after-branch"})
+    assert killed.code == -signal.SIGKILL
+    assert repo.log("main..feature-clean") == ["docs: explain main", "app: use two()"]
+    assert retcon(repo, "check").code == 1          # the spec still records the old commits
+    res = retcon(repo, "squash")
+    assert res.code == 0 and "Finished an interrupted squash" in res.out, res.text
+    assert retcon(repo, "check").code == 0
+
+
+def test_squash_refuses_a_wip_of_an_unfinished_commit_and_a_checked_out_branch(tmp_path, scripted):
+    repo = make(tmp_path, docs=1)
+    scripted({**SCRIPT,
+              "2/extract": take("README"),
+              "2/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:notes/")), turn(call("create_commit", message="notes"))]})
+    res = retcon(repo, "run", "-m", "scripted", "--max-fix", "1")
+    assert res.code == 3, res.text
+    tip, spec = repo.rev("feature-clean"), repo.rev("refs/retcon/feature-clean")
+    res = retcon(repo, "squash")
+    assert res.code == 1 and "commit 2/2 is stuck with 2 commits: squash when it is complete" in res.err
+    assert (repo.rev("feature-clean"), repo.rev("refs/retcon/feature-clean")) == (tip, spec)
+    repo.git("checkout", "-q", "feature-clean")
+    res = retcon(repo, "squash")
+    assert res.code == 1 and "is checked out" in res.err
+    assert repo.rev("feature-clean") == tip

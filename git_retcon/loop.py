@@ -27,7 +27,7 @@ from .errors import BudgetStop, RetconError, StuckStop
 from .gitops import (cas_ref, first_parent_chain, ref_target, resolve_commit, short,
                      signature)
 from .plan import assigned_text
-from .store import NOTES_REF, Store, Stored
+from .store import NOTES_REF, TESTS_REF, Store, Stored, spec_ref
 from .tools import Outcome, Session
 from .ui import UI
 from .worktree import Worktree, ensure_not_checked_out
@@ -139,6 +139,10 @@ class Run:
         ensure_not_checked_out(self.repo, spec.cleaned)
         with self.store.lock(self.name):
             stored = self.store.load(self.name)  # re-read under the lock
+            self.store.sweep_scratch()
+            self.store.sweep_locks(
+                [spec_ref(self.name), br.cleaned_ref, NOTES_REF, TESTS_REF],
+                [Worktree.admin_dir(self.repo, self.name) / "index.lock"])
             self._header(stored.spec, br, model_name)
             tip = self._prepare_branch(stored, br)
             self._adopt(stored, br, tip)
@@ -446,6 +450,9 @@ class Run:
         """The run's token totals, noted on the spec's current commit."""
         if not self.tally.calls:
             return
+        if stop != "complete":   # the closing report says it otherwise
+            self.ui.line(f"Tokens this run: {self.tally.input_tokens} in, {self.tally.output_tokens} out "
+                         f"({self.tally.calls} model calls)")
         cost.add_run(self.store, stored, {
             "model": model, "stop": stop,
             "tokens": cost.usage(self.tally.input_tokens, self.tally.output_tokens, self.tally.calls),

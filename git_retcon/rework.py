@@ -539,6 +539,10 @@ _FILE_EXT = re.compile(r"\.(?:h|hh|hpp|hxx|inc|rs|[cm]?[jt]sx?|go|py|pyi)$")
 _MODULE_FILES = (".py", "/__init__.py", ".ts", ".tsx", ".d.ts", ".js", "/index.ts", "/index.js", ".rs", "/mod.rs", "/")
 
 
+_IMPORT = re.compile(rb"^[ \t]*(?:import\s|from\s+\S+\s+import\s|#\s*include\s|use\s+[\w:{]|"
+                     rb"(?:const|let|var)\s+\w+\s*=\s*require\(|extern\s+crate\s)", re.M)
+
+
 def _module_suffixes(module: str) -> list[str]:
     """Paths that would provide a missing module (Python dotted, TS relative, Rust),
     header or file."""
@@ -596,6 +600,11 @@ def blame(parsed: Parsed, commit_hunks: list[Hunk], remaining: list[Hunk],
                 end = h.added.find(b"\n", m.start())
                 line = h.added[m.start(): end if end >= 0 else None].decode("utf-8", "replace").strip()
                 found[h.id] = Candidate(h, f"defines `{name}` ({line[:70]})")
+    # A definition often needs the imports added above it in the same file.
+    for c in list(found.values()):
+        for h in remaining:
+            if h.id not in found and h.path == c.hunk.path and h.kind == "modify" and _IMPORT.search(h.added):
+                found[h.id] = Candidate(h, f"imports in {h.path}, next to that definition")
     for module in parsed.modules:
         for suffix in _module_suffixes(module):
             for h in remaining:

@@ -297,7 +297,7 @@ def test_max_tokens_stops_cleanly_and_the_run_resumes(tmp_path, scripted):
     res = retcon(repo, "run", "-m", "scripted", "--max-tokens", "1500")
     assert res.code == 3, res.text
     assert "token budget reached:" in res.err and "(--max-tokens 1500)" in res.err
-    assert "Nothing is stuck" in res.err
+    assert "Nothing is stuck" in res.err and "Tokens this run:" in res.out
     doc = status(repo)
     assert doc["state"] != "stuck" and all(c["state"] != "stuck" for c in doc["commits"])
     assert doc["runs"][-1]["stop"] == "budget" and doc["runs"][-1]["tokens"]["input"] >= 1000

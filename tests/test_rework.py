@@ -200,6 +200,8 @@ def test_blame_finds_the_helper_the_commit_missed_in_the_remaining_diff(missed_h
     assert len(helper) == 1
     assert b.candidates[0].hunk.id == helper[0].id
     assert "defines `slugify`" in b.candidates[0].reason
+    # slugify needs `import re`, added at the top of the same file.
+    assert b.candidates[1].hunk.added == b"import re\n" and "imports in app/text.py" in b.candidates[1].reason
     assert all(c.hunk.path != "docs/guide.md" for c in b.candidates)   # unrelated hunks stay out
     assert {loc.path for loc, _ in b.in_commit} == {"app/core.py", "tests/test_core.py"}
     core = next(d for loc, d in b.in_commit if loc.path == "app/core.py")

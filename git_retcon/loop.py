@@ -27,7 +27,7 @@ from .errors import BudgetStop, RetconError, StuckStop
 from .gitops import (cas_ref, first_parent_chain, ref_target, resolve_commit, short,
                      signature)
 from .plan import assigned_text
-from .store import NOTES_REF, Store, Stored
+from .store import NOTES_REF, TESTS_REF, Store, Stored, spec_ref
 from .tools import Outcome, Session
 from .ui import UI
 from .worktree import Worktree, ensure_not_checked_out
@@ -139,6 +139,10 @@ class Run:
         ensure_not_checked_out(self.repo, spec.cleaned)
         with self.store.lock(self.name):
             stored = self.store.load(self.name)  # re-read under the lock
+            self.store.sweep_scratch()
+            self.store.sweep_locks(
+                [spec_ref(self.name), br.cleaned_ref, NOTES_REF, TESTS_REF],
+                [Worktree.admin_dir(self.repo, self.name) / "index.lock"])
             self._header(stored.spec, br, model_name)
             tip = self._prepare_branch(stored, br)
             self._adopt(stored, br, tip)
@@ -151,7 +155,8 @@ class Run:
             wt = Worktree.ensure(self.repo, self.name, tip)
             self.wt = wt
             self.model = model
-            self.verifier = Verifier(self.store, wt.path, spec.build, spec.test, spec.timeout)
+            self.verifier = Verifier(self.store, wt.path, spec.build, spec.test, spec.timeout,
+                                     on_run=wt.touched_by_command)
             for kind in ("build", "test"):
                 if not getattr(stored.spec, kind):
                     self.ui.line(f"No {kind} command configured: {'builds' if kind == 'build' else 'tests'} skipped.")

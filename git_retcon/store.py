@@ -11,6 +11,7 @@ import errno
 import fcntl
 import json
 import os
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ TESTS_REF = "refs/notes/retcon-tests"
 SPEC_FILE = "spec.toml"
 # Scratch refs for building a notes commit before it is CAS-ed into place.
 _SCRATCH_PREFIX = "refs/retcon-scratch/"
+_STALE_LOCK_SECONDS = 5
 
 
 def spec_ref(name: str) -> str:
@@ -127,10 +129,42 @@ class Store:
                 continue
         raise RetconError(f"could not write a note under {ref}: it keeps changing; run again")
 
+    def sweep_scratch(self) -> None:
+        """Drop scratch refs left by processes that died mid-write (killed runs)."""
+        for name in list(self.repo.references):
+            if not name.startswith(_SCRATCH_PREFIX):
+                continue
+            pid = name[len(_SCRATCH_PREFIX):].split("-")[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                self.repo.references.delete(name)
+
+    def sweep_locks(self, refs: list[str], extra: list[Path] | None = None) -> None:
+        """Remove git lock files a killed run left on its own refs and worktree index.
+
+        Called under the run lock, so no other git-retcon is writing them; a lock
+        older than a few seconds is not a concurrent git command's either."""
+        now = time.time()
+        for path in [self.git_dir / (r + ".lock") for r in refs] + (extra or []):
+            try:
+                if now - path.stat().st_mtime > _STALE_LOCK_SECONDS:
+                    path.unlink()
+            except FileNotFoundError:
+                continue
+
     # -- the run lock -----------------------------------------------------
 
     def lock(self, name: str) -> "RunLock":
         return RunLock(self.git_dir / "retcon" / "locks" / (safe_name(name) + ".lock"), name)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def safe_name(name: str) -> str:

@@ -34,6 +34,16 @@ class Worktree:
         return common_dir(repo) / "retcon" / "worktrees" / safe_name(name)
 
     @classmethod
+    def admin_dir(cls, repo: pygit2.Repository, name: str) -> Path:
+        """Where git keeps the worktree's HEAD and index (from its .git file)."""
+        link = cls.location(repo, name) / ".git"
+        try:
+            text = link.read_text().strip()
+        except OSError:
+            return cls.location(repo, name) / ".git"
+        return Path(text.removeprefix("gitdir:").strip())
+
+    @classmethod
     def ensure(cls, repo: pygit2.Repository, name: str, commit: str) -> "Worktree":
         """Open the spec's worktree, creating (or re-creating) it detached at commit.
 

@@ -49,6 +49,22 @@ def test_killed_between_the_writes_of_one_commit(project, point):
     assert_clean_result(project)
 
 
+def test_lock_files_left_by_a_killed_git_are_cleared(project):
+    killed = retcon_proc(project, "run", "-m", "scripted", env={"RETCON_FAILPOINT": "after-spec-entry"})
+    assert killed.code == -signal.SIGKILL
+    # What a kill in the middle of a ref update or of `git reset` leaves behind.
+    git_dir = project.path / ".git"
+    admin = next((git_dir / "worktrees").iterdir())
+    stale = [git_dir / "refs/heads/feature-clean.lock", admin / "index.lock"]
+    for path in stale:
+        path.write_text("")
+        os.utime(path, (time.time() - 60, time.time() - 60))
+    res = retcon_proc(project, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert not any(p.exists() for p in stale)
+    assert_clean_result(project)
+
+
 def test_killed_during_the_build_then_resumed(project):
     # A build that announces itself, so the kill lands while it runs.
     marker = project.path.parent / "building"

@@ -134,6 +134,7 @@ def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: S
         before_call=session.before_call, after_call=session.after_call,
     )
     last_words = ""
+    spent = False
     for text in (prompt, None):
         if text is None:
             diagnosis = session.diagnosis()
@@ -143,6 +144,8 @@ def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: S
             for response in chain.responses():
                 # The tool call that ended the step ran while this response was
                 # being set up; it has not been sent yet, so no tokens are spent.
+                if session.outcome is None and spent:
+                    session.outcome = Outcome("budget", "the token budget was reached during this step")
                 if session.outcome is not None:
                     break
                 words = response.text()
@@ -152,9 +155,10 @@ def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: S
                 result.calls += 1
                 result.input_tokens += usage.input or 0
                 result.output_tokens += usage.output or 0
-                if over_budget is not None and over_budget(result.input_tokens + result.output_tokens) \
-                        and session.outcome is None:
-                    session.outcome = Outcome("budget", "the token budget was reached during this step")
+                # The calls of this response still run (it may have committed); the next is not sent.
+                spent = over_budget is not None and over_budget(result.input_tokens + result.output_tokens)
+            if session.outcome is None and spent:
+                session.outcome = Outcome("budget", "the token budget was reached during this step")
         except ValueError as exc:
             if "Chain limit" not in str(exc):
                 raise

@@ -453,7 +453,7 @@ def show_git(ui: UI, root: Path, *args: str) -> None:
     ui.line(git(root, *args[:1], *color, *args[1:]).rstrip())
 
 
-def run(directory: str | None, ui: UI) -> Path:
+def run(directory: str | None, ui: UI) -> None:
     if importlib.util.find_spec("pytest") is None:
         raise RetconError(f"the demo's tests run with pytest, which {sys.executable} lacks: "
                           f"install it with `{shlex.quote(sys.executable)} -m pip install pytest`")
@@ -481,4 +481,3 @@ def run(directory: str | None, ui: UI) -> Path:
     width = max(len(cmd) for cmd, _ in tips)
     for cmd, why in tips:
         ui.line(f"  {cmd:<{width}}   # {why}" if why else f"  {cmd}")
-    return root

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import click
-import pytest
 
 from git_retcon.cli import cli
 from testing.gitrepo import GitRepo

@@ -126,7 +126,8 @@ class UI:
         if self._live is not None:
             seconds = self._live.stop()
             self._live = None
-            click.echo(f"{self._label}... {verdict}" + self._dim(f" ({seconds:.1f}s)"))
+            took = f" ({seconds:.1f}s)" if seconds >= 0.1 else ""  # a recorded result takes no time
+            click.echo(f"{self._label}... {verdict}" + self._dim(took))
         else:
             click.echo(verdict)
 

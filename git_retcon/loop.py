@@ -129,8 +129,7 @@ class Run:
         model_name = None
         model: llm.Model | None = None
         if cur is not None:
-            from . import models
-            model = models.load(models.choose(self.repo, self.opts.model, spec.model))
+            model = self._load_model(spec)
             model_name = model.model_id
             for kind in ("build", "test"):
                 command = getattr(spec, kind)
@@ -151,7 +150,9 @@ class Run:
                     self._squash(stored)
                 self._finished_already(stored, br)
                 return
-            assert model is not None
+            if model is None:  # only adopted commits reopened the work
+                model = self._load_model(stored.spec)
+                model_name = model.model_id
             wt = Worktree.ensure(self.repo, self.name, tip)
             self.wt = wt
             self.model = model
@@ -174,6 +175,11 @@ class Run:
             self._report(stored, br)
 
     # -- before the loop -----------------------------------------------------
+
+    def _load_model(self, spec: specmod.Spec) -> llm.Model:
+        from . import models
+
+        return models.load(models.choose(self.repo, self.opts.model, spec.model))
 
     def _refuse_stuck(self, spec: specmod.Spec, k: int) -> None:
         c = spec.commits[k]
@@ -239,7 +245,10 @@ class Run:
             )
         k = spec.current()
         if k is None:
-            k = len(spec.commits) - 1  # a fix on a finished branch reopens the last commit
+            # A commit on a finished branch reopens the last logical commit: it is
+            # complete again only once its new tip is verified (and equals the source).
+            k = len(spec.commits) - 1
+            spec.commits[k].history.pop()
         for sha in extra:
             self.ui.line(f"Adopting {short(sha)} into commit {k + 1}/{len(spec.commits)}")
             spec.commits[k].history.append(specmod.CommitCreated(sha))

@@ -169,3 +169,21 @@ def test_user_fix_on_the_cleaned_branch_is_adopted(project, scripted, tmp_path):
     assert res.code == 0, res.text
     assert "Adopting" in res.out
     assert project.tree("feature-clean") == project.tree("feature")
+
+
+def test_commits_added_after_the_run_finished_reopen_the_last_commit(project, scripted, tmp_path):
+    scripted({"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")})
+    assert retcon(project, "run", "-m", "scripted").code == 0
+    wt = tmp_path / "mine"
+    project.git("worktree", "add", "-q", str(wt), "feature-clean")
+    from testing.gitrepo import GitRepo
+    mine = GitRepo(wt)
+    mine.commit("tweak readme", {"README": "tweaked\n"})
+    mine.git("revert", "--no-edit", "HEAD")
+    project.git("worktree", "remove", str(wt))
+    res = retcon(project, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert res.out.count("Adopting") == 2
+    status = json.loads(retcon(project, "status", "--json").out)
+    assert status["commits"][2]["state"] == "complete" and len(status["commits"][2]["commits"]) == 3
+    assert retcon(project, "spec", "show").out.count('"complete"') == 3

@@ -129,7 +129,7 @@ def pre_push(args: list[str], stdin: IO[str], env: Mapping[str, str]) -> int:
 
 
 def main() -> None:
-    """Console script `git-retcon-pre-push`, and `python -m git_retcon.hooks` from the raw hook."""
+    """Console script `retcon-pre-push`, and `python -m git_retcon.hooks` from the raw hook."""
     from .errors import RetconError
 
     try:

@@ -58,8 +58,6 @@ class Options:
 
 @dataclass
 class Tally:
-    logical: int = 0
-    wip: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     calls: int = 0
@@ -156,6 +154,7 @@ class Run:
             wt = Worktree.ensure(self.repo, self.name, tip)
             self.wt = wt
             self.model = model
+            spec = stored.spec
             self.verifier = Verifier(self.store, wt.path, spec.build, spec.test, spec.timeout,
                                      on_run=wt.touched_by_command)
             for kind in ("build", "test"):
@@ -300,7 +299,6 @@ class Run:
                 c.history.append(specmod.Complete())
                 self.store.update(stored, f"commit {k + 1} complete")
                 wips = len(c.created) - 1
-                self.tally.logical += 1
                 self.ui.good(f"✓ Commit created" + (f" ({wips} WIP)" if wips else ""))
                 return
             diag = self._diagnose(stored, br, k, failure, escalation.attempts)
@@ -489,8 +487,6 @@ class Run:
         c.history.append(specmod.CommitCreated(sha))
         self.store.update(stored, f"commit {k + 1}: created {short(sha)}")
         failpoint("after-spec-entry")
-        if fix:
-            self.tally.wip += 1
         self.ui.line(f"Creating commit... {short(sha)}")
         return sha
 
@@ -561,7 +557,9 @@ class Run:
 
     def _report(self, stored: Stored, br: Branches) -> None:
         spec = stored.spec
-        wips = sum(len(c.created) - 1 for c in spec.commits if c.created)
+        # By message: a human's adopted fix is not a WIP commit.
+        wips = sum(1 for c in spec.commits for sha in c.created
+                   if self.repo.revparse_single(sha).message.startswith("WIP:"))
         self.ui.heading("Complete!")
         self.ui.line(f"{len(spec.commits)} logical commits created")
         self.ui.line(f"{wips} WIP fix commits")

@@ -37,6 +37,11 @@ def load(name: str | None, tools: bool = True) -> llm.Model:
     """The llm model, refused with a one-line reason if it cannot drive the tools.
 
     `plan` passes tools=False: it takes structured output from any model."""
+    if tools and name == BUILTIN:
+        # The built-in model needs no other plugin: skip loading them all (1-2 s of imports).
+        from .paths_model import PathsModel
+
+        return PathsModel()
     _ensure_builtin()
     try:
         model = llm.get_model(name)

@@ -60,10 +60,12 @@ def main() -> None:
             repo.git("rebase", "-q", "--force-rebase", "-x", "true", "main")
             repo.git("checkout", "-q", "main")
 
-        def retcon() -> None:
+        def plan() -> None:
             subprocess.run([*exe, "plan", "--from-commits", "--source", "feature", "--onto", "main",
                             "--test", "true", "--no-edit"], cwd=repo.path, check=True,
                            capture_output=True)
+
+        def run() -> None:
             subprocess.run([*exe, "run", "-m", "retcon-paths"], cwd=repo.path, check=True,
                            capture_output=True)
 
@@ -78,20 +80,23 @@ def main() -> None:
         t_rebase = timed(rebase)
         t_start = timed(startup)
         t_wt = timed(worktree)
-        t_retcon = timed(retcon)
+        t_plan = timed(plan)
+        t_run = timed(run)
         assert repo.tree("feature-clean") == repo.tree("feature"), "the rebuilt tree differs"
         n = COMMITS
         per_rebase = t_rebase / n
-        per_retcon = (t_retcon - 2 * t_start - t_wt) / n
-        print(f"run overhead: {FILES} files, {n} commits of 4 files each")
-        print(f"{'what':<40}{'total s':>9}{'per commit ms':>15}{'ratio':>8}")
-        print(f"{'git rebase --force-rebase -x true':<40}{t_rebase:>9.2f}{per_rebase * 1000:>15.1f}{1:>8.2f}")
-        print(f"{'git retcon plan+run (retcon-paths)':<40}{t_retcon:>9.2f}{t_retcon / n * 1000:>15.1f}"
-              f"{t_retcon / t_rebase:>8.2f}")
-        print(f"{'  minus start-ups and worktree checkout':<40}{t_retcon - 2 * t_start - t_wt:>9.2f}"
-              f"{per_retcon * 1000:>15.1f}{per_retcon / per_rebase:>8.2f}")
+        steady = t_run - t_start - t_wt
+        rows = [
+            ("git rebase --force-rebase -x true", t_rebase),
+            ("git retcon plan --from-commits", t_plan),
+            ("git retcon run (retcon-paths)", t_run),
+            ("  run minus start-up, worktree checkout", steady),
+        ]
+        print(f"run overhead: {FILES} files, {n} commits of 4 files each; test = true")
+        print(f"{'what':<42}{'total s':>9}{'per commit ms':>15}{'ratio':>8}")
+        for what, t in rows:
+            print(f"{what:<42}{t:>9.2f}{t / n * 1000:>15.1f}{t / n / per_rebase:>8.2f}")
         print(f"(one process start-up {t_start:.2f}s, worktree checkout of {FILES} files {t_wt:.2f}s)")
-
 
 if __name__ == "__main__":
     main()

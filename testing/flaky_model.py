@@ -22,7 +22,7 @@ from typing import Any, Iterator
 import llm
 from llm.parts import TextPart
 
-from testing.scripted_model import ScriptedModel
+from testing.scripted_model import ModelPlugin, ScriptedModel
 
 
 class RateLimitError(Exception):
@@ -82,24 +82,6 @@ class ListeningModel(ScriptedModel):
         yield from super().execute(prompt, stream, response, conversation)
 
 
-class Plugin:
-    __name__ = "retcon-flaky"
-
-    @llm.hookimpl
-    def register_models(self, register: Any) -> None:
-        register(FlakyModel())
-        register(DownModel())
-        register(ListeningModel())
-
-
-PLUGIN_NAME = "retcon-flaky"
-
-
-def register() -> None:
-    if llm.plugins.pm.get_plugin(PLUGIN_NAME) is None:
-        llm.plugins.pm.register(Plugin(), name=PLUGIN_NAME)
-
-
-def unregister() -> None:
-    if llm.plugins.pm.get_plugin(PLUGIN_NAME) is not None:
-        llm.plugins.pm.unregister(name=PLUGIN_NAME)
+PLUGIN = ModelPlugin("retcon-flaky", FlakyModel(), DownModel(), ListeningModel())
+register = PLUGIN.register
+unregister = PLUGIN.unregister

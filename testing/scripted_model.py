@@ -179,26 +179,29 @@ class ScriptedNeedsKey(ScriptedModel):
     key_env_var = "SCRIPTED_API_KEY"
 
 
-class Plugin:
-    __name__ = "retcon-scripted"
+class ModelPlugin:
+    """An llm plugin that registers these models, added to and removed from llm's
+    plugin manager under its name."""
+
+    def __init__(self, name: str, *models: llm.Model):
+        self.name = name
+        self.models = models
 
     @llm.hookimpl
     def register_models(self, register: Any) -> None:
-        register(ScriptedModel())
-        register(ScriptedSchema())
-        register(ScriptedText())
-        register(ScriptedNoTools())
-        register(ScriptedNeedsKey())
+        for model in self.models:
+            register(model)
+
+    def register(self) -> None:
+        if llm.plugins.pm.get_plugin(self.name) is None:
+            llm.plugins.pm.register(self, name=self.name)
+
+    def unregister(self) -> None:
+        if llm.plugins.pm.get_plugin(self.name) is not None:
+            llm.plugins.pm.unregister(name=self.name)
 
 
-PLUGIN_NAME = "retcon-scripted"
-
-
-def register() -> None:
-    if llm.plugins.pm.get_plugin(PLUGIN_NAME) is None:
-        llm.plugins.pm.register(Plugin(), name=PLUGIN_NAME)
-
-
-def unregister() -> None:
-    if llm.plugins.pm.get_plugin(PLUGIN_NAME) is not None:
-        llm.plugins.pm.unregister(name=PLUGIN_NAME)
+PLUGIN = ModelPlugin("retcon-scripted", ScriptedModel(), ScriptedSchema(), ScriptedText(),
+                     ScriptedNoTools(), ScriptedNeedsKey())
+register = PLUGIN.register
+unregister = PLUGIN.unregister

@@ -11,7 +11,7 @@ import click
 from . import spec as specmod
 from .errors import RetconError, StuckStop
 from .gitops import cas_ref, open_repo, ref_target, short
-from .store import Store, Stored
+from .store import Store
 from .ui import UI
 
 

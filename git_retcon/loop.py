@@ -299,7 +299,7 @@ class Run:
                 c.history.append(specmod.Complete())
                 self.store.update(stored, f"commit {k + 1} complete")
                 wips = len(c.created) - 1
-                self.ui.good(f"✓ Commit created" + (f" ({wips} WIP)" if wips else ""))
+                self.ui.good("✓ Commit created" + (f" ({wips} WIP)" if wips else ""))
                 return
             diag = self._diagnose(stored, br, k, failure, escalation.attempts)
             # Deterministic escalation first: the model is not asked when a rule says stop.

@@ -1,7 +1,6 @@
 """`spec show|export|import|edit`, `list`, `status`: the stored spec as TOML."""
 from __future__ import annotations
 
-import os
 import stat
 
 from testing.flow import SPEC, feature_repo, retcon
@@ -37,7 +36,7 @@ def test_export_import_round_trip_versions_the_spec(tmp_path):
 def test_edit_validates_and_reopens_until_the_spec_parses(tmp_path, monkeypatch):
     repo = planned(tmp_path)
     # First save breaks a field name; on the reopen (which shows the error) the editor fixes it.
-    script = editor(tmp_path, f"""
+    script = editor(tmp_path, """
 if grep -q 'ERROR' "$1"; then
   grep -q "unknown field 'hint'" "$1" || exit 9
   sed -i 's/^hint = /hints = /' "$1"

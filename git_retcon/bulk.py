@@ -85,7 +85,8 @@ def classify(repo: pygit2.Repository, tip: pygit2.Tree, base: pygit2.Tree, hunks
         data = _blob(repo, tip, path)
         if data is None:
             data = _blob(repo, base, path) or b""
-        kind, follows = "", ()
+        kind = ""
+        follows: tuple[str, ...] = ()
         if name in LOCKS:
             kind, follows = "lock", tuple(prefix + m for m in LOCKS[name])
         else:

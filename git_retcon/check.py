@@ -13,7 +13,7 @@ from typing import Any, Callable
 import pygit2
 
 from .errors import RetconError
-from .gitops import git, main_workdir, ref_target, resolve_commit, short
+from .gitops import find_commit, get_commit, git, main_workdir, ref_target, resolve_commit, short
 from .store import NOTES_REF, TESTS_REF, Store, Stored
 
 # How far past the recorded commits the branch walk goes before giving up on
@@ -48,7 +48,7 @@ def commit_rows(store: Store, stored: Stored) -> list[dict[str, Any]]:
 
 def tree_result(store: Store, sha: str) -> tuple[str, str] | None:
     """(build, test) recorded for the tree of commit sha: pass, fail, or skipped."""
-    commit = store.repo.get(sha)
+    commit = find_commit(store.repo, sha)
     if commit is None:
         return None
     note = store.read_note(TESTS_REF, str(commit.tree_id)) or {}
@@ -103,7 +103,7 @@ def verify(store: Store, stored: Stored, allow_wip: bool = False, rerun: bool = 
     if rerun:
         v.add(*_rerun(store, stored, progress or (lambda _text: None)))
     v.add(*_tests_item(store, stored))
-    wip = [s for s in chain if (repo.get(s).message or "").startswith("WIP:")]
+    wip = [s for s in chain if (get_commit(repo, s).message or "").startswith("WIP:")]
     if wip and not allow_wip:
         v.add(False, f"{plural(len(wip), 'WIP: commit')} left ({', '.join(short(s) for s in wip[:5])}): "
                      f"squash them into their logical commits, or pass --allow-wip")
@@ -144,10 +144,10 @@ def _first_parents(repo: pygit2.Repository, tip: str, base: str, limit: int) -> 
     """At most limit commits from tip back to base (exclusive) along first parents,
     oldest first, and whether base was reached."""
     chain: list[str] = []
-    cur = repo.get(tip)
+    cur = find_commit(repo, tip)
     while cur is not None and str(cur.id) != base and len(chain) < limit:
         chain.append(str(cur.id))
-        cur = repo.get(cur.parent_ids[0]) if cur.parent_ids else None
+        cur = find_commit(repo, cur.parent_ids[0]) if cur.parent_ids else None
     reached = cur is not None and str(cur.id) == base
     chain.reverse()
     return chain, reached
@@ -177,7 +177,7 @@ def _chain_item(stored: Stored, chain: list[str], on_base: bool, recorded: list[
 def _tree_item(repo: pygit2.Repository, stored: Stored, tip: str, src: pygit2.Commit, base: str,
                complete: bool) -> tuple[bool, str]:
     spec, name = stored.spec, stored.name
-    tip_tree = str(repo.get(tip).tree_id)
+    tip_tree = str(get_commit(repo, tip).tree_id)
     if tip_tree == str(src.tree_id):
         return True, f"final tree equals '{spec.source}' ({short(str(src.id))})"
     newer = source_moved_on(repo, src, tip_tree, base) if complete else []
@@ -206,7 +206,7 @@ def source_moved_on(repo: pygit2.Repository, src: pygit2.Commit, tree: str, base
         if str(cur.tree_id) == tree:
             return newer
         newer.append(cur)
-        cur = repo.get(cur.parent_ids[0]) if cur.parent_ids else None
+        cur = find_commit(repo, cur.parent_ids[0]) if cur.parent_ids else None
     return []
 
 
@@ -225,7 +225,7 @@ def _tests_item(store: Store, stored: Stored) -> tuple[bool, str]:
         if not c.created:
             problems.setdefault("not built yet", []).append(str(i + 1))
             continue
-        commit = store.repo.get(_full(store.repo, c.created[-1]))
+        commit = find_commit(store.repo, _full(store.repo, c.created[-1]))
         if commit is None:
             problems.setdefault("not in this repository (git retcon pull)", []).append(str(i + 1))
             continue
@@ -262,7 +262,7 @@ def _rerun(store: Store, stored: Stored, progress: Callable[[str], None]) -> tup
     with store.lock(stored.name):
         wt: Worktree | None = None
         for i, sha in targets:
-            commit = store.repo.get(sha)
+            commit = find_commit(store.repo, sha)
             if commit is None:
                 continue  # reported by the record check
             wt = Worktree.ensure(store.repo, stored.name, sha) if wt is None else wt

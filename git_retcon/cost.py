@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .gitops import first_parent_chain
+from .gitops import first_parent_chain, get_commit
 from .store import NOTES_REF, Store, Stored
 
 # Spec-chain commits that start over: spending before them belongs to another run history.
@@ -47,7 +47,7 @@ def ledger(store: Store, stored: Stored) -> tuple[dict[int, dict[str, int]], lis
             for key in total:
                 total[key] += int(item.get(key, 0) or 0)
         runs[:0] = note.get("runs", [])
-        if (store.repo.get(sha).message or "").startswith(_STARTS):
+        if (get_commit(store.repo, sha).message or "").startswith(_STARTS):
             break
     return spent, runs
 

@@ -6,6 +6,7 @@ import re
 import subprocess
 import time
 from pathlib import Path
+from typing import TypeVar
 
 import pygit2
 
@@ -76,6 +77,44 @@ def resolve_commit(repo: pygit2.Repository, name: str, what: str) -> pygit2.Comm
     return commit
 
 
+# Lookups by an id git-retcon recorded or git gave it: a missing object or one of
+# another kind is a bug (or a damaged repository), never something to work around.
+_Obj = TypeVar("_Obj", pygit2.Commit, pygit2.Blob)
+
+
+def _object(repo: pygit2.Repository, oid: pygit2.Oid | str) -> pygit2.Object:
+    obj = repo.get(oid)
+    if obj is None:
+        raise KeyError(f"{oid} is not in this repository")
+    return obj
+
+
+def _as(obj: pygit2.Object, kind: type[_Obj]) -> _Obj:
+    if not isinstance(obj, kind):
+        raise TypeError(f"{obj.id} is a {obj.type_str}, not a {kind.__name__.lower()}")
+    return obj
+
+
+def get_commit(repo: pygit2.Repository, oid: pygit2.Oid | str) -> pygit2.Commit:
+    """The commit oid names (an Oid, or a full or abbreviated hex id)."""
+    return _as(_object(repo, oid), pygit2.Commit)
+
+
+def find_commit(repo: pygit2.Repository, oid: pygit2.Oid | str) -> pygit2.Commit | None:
+    """The commit oid names, or None when it is not in this repository."""
+    obj = repo.get(oid)
+    return None if obj is None else _as(obj, pygit2.Commit)
+
+
+def get_tree(repo: pygit2.Repository, oid: pygit2.Oid | str) -> pygit2.Tree:
+    """The tree oid names, or the tree of the commit it names."""
+    return _object(repo, oid).peel(pygit2.Tree)
+
+
+def get_blob(repo: pygit2.Repository, oid: pygit2.Oid | str) -> pygit2.Blob:
+    return _as(_object(repo, oid), pygit2.Blob)
+
+
 def ref_target(repo: pygit2.Repository, name: str) -> str | None:
     ref = repo.references.get(name)
     if ref is None:
@@ -141,12 +180,12 @@ def signature(repo_dir: Path | str, kind: str = "AUTHOR") -> pygit2.Signature:
 def first_parent_chain(repo: pygit2.Repository, tip: str, stop: str) -> list[str]:
     """Commits from stop (exclusive) to tip (inclusive) along first parents, oldest first."""
     chain: list[str] = []
-    cur = repo.get(tip)
+    cur = find_commit(repo, tip)
     while cur is not None and str(cur.id) != stop:
         chain.append(str(cur.id))
         if not cur.parent_ids:
             break
-        cur = repo.get(cur.parent_ids[0])
+        cur = find_commit(repo, cur.parent_ids[0])
     chain.reverse()
     return chain
 

@@ -86,8 +86,8 @@ def guarded(pushes: list[Push]) -> list[tuple[Push, str]]:
     for p in pushes:
         if p.local_sha == Z40 or p.remote_ref.startswith(STATE_PREFIXES):
             continue
-        branch = p.local_ref.removeprefix("refs/heads/") if p.local_ref.startswith("refs/heads/") else None
-        name = branch if branch in specs else tips.get(p.local_sha)
+        local = p.local_ref.removeprefix("refs/heads/") if p.local_ref.startswith("refs/heads/") else None
+        name = local if local in specs else tips.get(p.local_sha)
         if name:
             found.append((p, name))
     return found

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import DeltaStatus, DiffFind, DiffOption
+from pygit2.enums import DeltaStatus, DiffFind, DiffOption, FileMode
+
+from .gitops import get_blob
 
 MODE_BLOB = 0o100644
 MODE_EXEC = 0o100755
@@ -143,7 +145,7 @@ def _tree(repo: pygit2.Repository, what: pygit2.Oid | str | pygit2.Object) -> py
 def _blob_data(repo: pygit2.Repository, oid: pygit2.Oid | str, mode: int) -> bytes:
     if mode == MODE_GITLINK:
         return b""
-    return repo[oid].data
+    return get_blob(repo, oid).data
 
 
 class _Lines:
@@ -235,7 +237,7 @@ def remaining(repo: pygit2.Repository, current_tree: pygit2.Oid | str, target_tr
                 continue
             edits: tuple[Edit, ...] = ()
             if of.id != nf.id and _is_text_entry(of.mode, old) and _is_text_entry(nf.mode, new):
-                patch = _patch(repo[of.id], repo[nf.id], of.path, nf.path)
+                patch = _patch(get_blob(repo, of.id), get_blob(repo, nf.id), of.path, nf.path)
                 if not patch.delta.is_binary:
                     edits = tuple(_slice_hunks(patch, _Lines(old), _Lines(new)) or ())
             emit(0, 0, path=nf.path, kind="rename", old_path=of.path, added=new,
@@ -252,7 +254,7 @@ def remaining(repo: pygit2.Repository, current_tree: pygit2.Oid | str, target_tr
             if of.id == nf.id:
                 emit(2, 0, path=path, kind="mode", old_mode=of.mode, new_mode=nf.mode, old_oid=str(of.id))
                 continue
-            old_blob, new_blob = repo[of.id], repo[nf.id]
+            old_blob, new_blob = get_blob(repo, of.id), get_blob(repo, nf.id)
             old, new = old_blob.data, new_blob.data
             edits_l: list[Edit] | None = None
             if not (_has_nul(old) or _has_nul(new)):
@@ -328,12 +330,12 @@ class _View:
         if any(v is not None for p, v in self.changes.items() if p.startswith(prefix)):
             return True
         if self._tree is None:
-            self._tree = self.repo.get(self.index.write_tree(self.repo))
+            self._tree = _tree(self.repo, self.index.write_tree(self.repo))
         try:
             obj = self._tree[path]
         except KeyError:
             return False
-        if obj.type != pygit2.GIT_OBJECT_TREE:
+        if not isinstance(obj, pygit2.Tree):
             return False
         return any(self.changes.get(f, True) is not None for f in _files_under(self.repo, obj, prefix))
 
@@ -352,9 +354,9 @@ class _View:
 def _files_under(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str):
     for entry in tree:
         if entry.type == pygit2.GIT_OBJECT_TREE:
-            yield from _files_under(repo, repo.get(entry.id), prefix + entry.name + "/")
+            yield from _files_under(repo, _tree(repo, entry.id), f"{prefix}{entry.name}/")
         else:
-            yield prefix + entry.name
+            yield f"{prefix}{entry.name}"
 
 
 def _fail(h: Hunk, why: str) -> ValueError:
@@ -409,11 +411,11 @@ def apply(repo: pygit2.Repository, index: pygit2.Index, workdir: Path, hunks: li
         if h.kind in ("add", "rename"):
             create(h, h.path, target_entry(h))
         elif h.kind == "binary":
-            value = target_entry(h)
+            entry = target_entry(h)
             if view.get(h.path) is None:
-                create(h, h.path, value)
+                create(h, h.path, entry)
             else:
-                view.set(h.path, value)
+                view.set(h.path, entry)
     # 3. line changes, one pass per file
     by_path: dict[str, list[Hunk]] = defaultdict(list)
     for h in todo:
@@ -426,7 +428,7 @@ def apply(repo: pygit2.Repository, index: pygit2.Index, workdir: Path, hunks: li
         oid, mode = current
         if not _is_file_mode(mode):
             raise _fail(group[0], f"{path} is not a regular file")
-        text = _Lines(repo[oid].data)
+        text = _Lines(get_blob(repo, oid).data)
         fresh = all(h.old_oid is None or h.old_oid == oid for h in group)
         pieces: list[bytes] = []
         prev: Hunk | None = None
@@ -465,7 +467,7 @@ def apply(repo: pygit2.Repository, index: pygit2.Index, workdir: Path, hunks: li
         if value is None:
             index.remove(path)
         else:
-            index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=value[0]), value[1]))
+            index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=value[0]), FileMode(value[1])))
     for path, value in changes.items():
         if value is None:
             _remove_from_workdir(workdir, path)
@@ -538,7 +540,7 @@ def _write_to_workdir(repo: pygit2.Repository, workdir: Path, path: str, value: 
             target.rmdir()
         except OSError:
             raise ValueError(f"cannot write {path}: a non-empty directory is in the way") from None
-    data = repo[oid].data
+    data = get_blob(repo, oid).data
     if mode == MODE_LINK:
         os.symlink(os.fsdecode(data), target)
         return

@@ -24,7 +24,7 @@ from . import spec as specmod
 from .agent import DEFAULT_CHAIN_LIMIT, ModelUnavailable, run_step
 from .commands import Result, Verifier, check_command_exists
 from .errors import BudgetStop, RetconError, StuckStop
-from .gitops import (cas_ref, first_parent_chain, ref_target, resolve_commit, short,
+from .gitops import (cas_ref, first_parent_chain, get_commit, ref_target, resolve_commit, short,
                      signature)
 from .plan import assigned_text
 from .store import NOTES_REF, TESTS_REF, Store, Stored, spec_ref
@@ -265,7 +265,7 @@ class Run:
 
     def _finished_already(self, stored: Stored, br: Branches) -> None:
         tip = ref_target(self.repo, br.cleaned_ref)
-        tip_tree = str(self.repo.get(tip).tree_id) if tip else ""
+        tip_tree = str(get_commit(self.repo, tip).tree_id) if tip else ""
         if tip_tree != br.source_tree:
             paths = sorted({h.path for h in hunks.remaining(self.repo, tip_tree, br.source_tree)})
             raise RetconError(
@@ -320,9 +320,10 @@ class Run:
                   attempts: dict[str, int], sha: str | None = None) -> rework.Diagnosis:
         """Parse and blame the failure of commit sha (the branch tip by default)."""
         c = stored.spec.commits[k]
-        commit = self.repo.get(sha or ref_target(self.repo, br.cleaned_ref))
-        first = self.repo.get(self._expand(c.created[0]))
-        base_tree = str(first.parents[0].tree_id) if first.parents else str(self.repo.get(br.base).tree_id)
+        # The tip as _verify tested it.
+        commit = get_commit(self.repo, sha or ref_target(self.repo, br.cleaned_ref) or br.base)
+        first = get_commit(self.repo, self._expand(c.created[0]))
+        base_tree = str(first.parents[0].tree_id) if first.parents else str(get_commit(self.repo, br.base).tree_id)
         return rework.diagnose(
             self.repo, failure, base_tree=base_tree, tree=str(commit.tree_id),
             parent_tree=str(commit.parents[0].tree_id), source_tree=br.source_tree,
@@ -345,7 +346,7 @@ class Run:
         return escalation
 
     def _recorded_failure(self, stored: Stored, br: Branches, k: int, sha: str) -> rework.Failure | None:
-        tree = str(self.repo.get(sha).tree_id)
+        tree = str(get_commit(self.repo, sha).tree_id)
         for kind in ("build", "test"):
             if self.verifier.configured(kind):
                 r = self.verifier.cached(tree, kind)
@@ -494,7 +495,7 @@ class Run:
         """Build and test the branch tip; None when it passes, else the failure."""
         tip = ref_target(self.repo, br.cleaned_ref) or br.base
         self.wt.reset(tip)
-        tree = str(self.repo.get(tip).tree_id)
+        tree = str(get_commit(self.repo, tip).tree_id)
         labels = {"build": "Building", "test": "Tests"}
         results = self.verifier.verify(
             tree, on_start=lambda kind: self.ui.start(labels[kind]),
@@ -559,7 +560,7 @@ class Run:
         spec = stored.spec
         # By message: a human's adopted fix is not a WIP commit.
         wips = sum(1 for c in spec.commits for sha in c.created
-                   if self.repo.revparse_single(sha).message.startswith("WIP:"))
+                   if get_commit(self.repo, sha).message.startswith("WIP:"))
         self.ui.heading("Complete!")
         self.ui.line(f"{len(spec.commits)} logical commits created")
         self.ui.line(f"{wips} WIP fix commits")
@@ -585,7 +586,7 @@ class Run:
         tip = br.cleaned_tip or br.base
         self.ui.line(f"Base commit: {short(br.base)}")
         self.ui.line(f"Cleaned branch: {short(br.cleaned_tip) if br.cleaned_tip else 'not created yet'}")
-        left = hunks.remaining(self.repo, str(self.repo.get(tip).tree_id), br.source_tree)
+        left = hunks.remaining(self.repo, str(get_commit(self.repo, tip).tree_id), br.source_tree)
         files, added, removed = hunks.stat(left)
         self.ui.line(f"Remaining diff: {len(left)} hunks in {files} files (+{added} -{removed})")
         for i, c in enumerate(spec.commits):

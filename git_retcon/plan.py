@@ -15,7 +15,7 @@ import pygit2
 from . import hunks as hunkmod
 from . import spec as specmod
 from .errors import RetconError
-from .gitops import clean_env, git, main_workdir, resolve_commit
+from .gitops import clean_env, get_tree, git, main_workdir, resolve_commit
 
 EDIT_HEADER = """\
 # git-retcon history spec. Save and close to continue; an empty file aborts.
@@ -124,8 +124,7 @@ def _blamed_to(repo: pygit2.Repository, c: pygit2.Commit, earlier: list[pygit2.C
         lines = range(h.old_start, h.old_start + h.old_lines) if h.old_lines else [max(h.old_start, 1)]
         try:
             if h.path not in blames:
-                kw = {"oldest_commit": base} if base is not None else {}
-                blames[h.path] = repo.blame(h.path, newest_commit=parent.id, **kw)
+                blames[h.path] = repo.blame(h.path, newest_commit=parent.id, oldest_commit=base)
             for n in lines:
                 i = index.get(blames[h.path].for_line(n).final_commit_id)
                 if i is None:
@@ -188,19 +187,18 @@ def _owners(repo: pygit2.Repository, commits: list[pygit2.Commit], into: list[in
         if h.kind == "modify" and h.new_lines:
             if h.path not in blames:
                 try:
-                    kw = {"oldest_commit": base} if base is not None else {}
-                    blames[h.path] = repo.blame(h.path, newest_commit=tip.id, **kw)
+                    blames[h.path] = repo.blame(h.path, newest_commit=tip.id, oldest_commit=base)
                 except (KeyError, ValueError, pygit2.GitError):
                     blames[h.path] = None
             blame = blames[h.path]
             found = []
             for n in range(h.new_start, h.new_start + h.new_lines):
                 try:
-                    i = index.get(blame.for_line(n).final_commit_id) if blame else None
+                    at = index.get(blame.for_line(n).final_commit_id) if blame else None
                 except (IndexError, ValueError):
-                    i = None
-                if i is not None:
-                    found.append(into[i])
+                    at = None
+                if at is not None:
+                    found.append(into[at])
             owner = min(found) if found else owner
         elif h.kind == "modify":
             owner = next((k for k, data in removed.get(h.path, []) if h.removed in data), owner)
@@ -247,8 +245,8 @@ def from_commits(repo: pygit2.Repository, source: str, remote: str, cleaned: str
 
 
 def _touched(repo: pygit2.Repository, c: pygit2.Commit) -> set[str]:
-    parent = c.parents[0].tree if c.parents else repo[repo.TreeBuilder().write()]
-    diff = repo.diff(parent, c.tree)
+    parent = c.parents[0].tree if c.parents else get_tree(repo, repo.TreeBuilder().write())
+    diff = parent.diff_to_tree(c.tree)
     diff.find_similar()
     return {p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)
             if d.status != pygit2.enums.DeltaStatus.UNMODIFIED}

@@ -399,7 +399,7 @@ class Planner:
                   for e in entries]
         if len(merged) >= len(groups):
             # The model merged nothing: pair neighbours so that every level shrinks.
-            pairs = zip(merged[::2], merged[1::2] + [None])  # type: ignore[list-item]
+            pairs = zip(merged[::2], merged[1::2] + [None])
             merged = [self._group(Entry(a.message, a.hints, a.ids + (b.ids if b else [])), a.where) for a, b in pairs]
         return self._combine(merged, level + 1)
 

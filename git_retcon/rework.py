@@ -19,6 +19,7 @@ from typing import Iterable
 import pygit2
 
 from . import hunks
+from .gitops import get_tree
 from .hunks import Hunk
 
 PERSISTENT_ATTEMPTS = 3      # rework attempts on one location before it is a trouble spot
@@ -805,7 +806,7 @@ class Diagnosis:
 
 def _paths(repo: pygit2.Repository, tree: str) -> list[str]:
     index = pygit2.Index()
-    index.read_tree(repo.get(tree))
+    index.read_tree(get_tree(repo, tree))
     return [e.path for e in index]
 
 

@@ -36,7 +36,7 @@ def tracking(remote: str) -> tuple[str, str, str]:
 
 def pick_remote(repo: pygit2.Repository, remote: str | None) -> str:
     """REMOTE, else the only remote, else origin."""
-    names = list(repo.remotes.names())
+    names = [n for n in repo.remotes.names() if n is not None]  # typed optional; listed remotes have names
     if remote:
         if remote not in names:
             raise RetconError(f"no remote named '{remote}': see `git remote -v`")
@@ -143,9 +143,9 @@ def pull(repo: pygit2.Repository, remote: str | None) -> list[str]:
         cas_ref(repo, m.ref, m.new, m.old, f"retcon pull {remote}")
         done.append(f"{m.what}: {'created' if m.old is None else 'fast-forwarded'} ({short(m.new)})")
     for ref in NOTES:
-        theirs = ref_target(repo, notes + ref.removeprefix("refs/notes/"))
-        if theirs is not None:
-            result = _merge_notes(repo, ref, notes + ref.removeprefix("refs/notes/"), theirs)
+        their_notes = ref_target(repo, notes + ref.removeprefix("refs/notes/"))
+        if their_notes is not None:
+            result = _merge_notes(repo, ref, notes + ref.removeprefix("refs/notes/"), their_notes)
             if result:
                 done.append(f"{ref}: {result}")
     done += _hints(Store(repo), remote, list(theirs_specs))
@@ -179,6 +179,7 @@ def _merge_notes(repo: pygit2.Repository, ref: str, theirs_ref: str, theirs: str
         cas_ref(repo, ref, theirs, ours, "retcon pull: notes")
         return "fast-forwarded" if ours else "created"
     # Both sides added notes: a merge commit, built on a scratch ref and swapped in.
+    assert ours is not None  # a missing ref is "create"
     store = Store(repo)
     scratch = f"refs/notes/retcon-merge-{os.getpid()}"
     base = f"{scratch}-base"
@@ -213,7 +214,7 @@ def _conflicts(repo: pygit2.Repository, ours_ref: str, theirs_ref: str,
     """Objects whose JSON note both sides changed since base_ref, with both notes
     (a note only one side changed needs nothing: the merge takes that side's)."""
     out = {}
-    for note in repo.notes(theirs_ref):
+    for note in repo.notes(theirs_ref):  # type: ignore[call-arg]  # the stub lacks notes(ref), which pygit2 has
         target = str(note.annotated_id)
         mine = _note(repo, target, ours_ref)
         if mine is None or mine.id == note.id:

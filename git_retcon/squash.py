@@ -16,7 +16,7 @@ import pygit2
 
 from . import spec as specmod
 from .errors import RetconError
-from .gitops import cas_ref, first_parent_chain, ref_target, short, signature
+from .gitops import cas_ref, first_parent_chain, get_commit, ref_target, short, signature
 from .loop import failpoint
 from .store import NOTES_REF, Store, Stored
 
@@ -34,7 +34,7 @@ def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
     if not recorded:
         say("Nothing to squash: no commits yet.")
         return 0
-    base = str(repo.get(recorded[0]).parent_ids[0])
+    base = str(get_commit(repo, recorded[0]).parent_ids[0])
     chain = first_parent_chain(repo, tip, base)
     if chain != recorded:
         if _finish_interrupted(store, stored, chain, recorded):
@@ -67,7 +67,7 @@ def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
         if k < folds[0]:
             parent = shas[-1]
             continue
-        first, last = repo.get(shas[0]), repo.get(shas[-1])
+        first, last = get_commit(repo, shas[0]), get_commit(repo, shas[-1])
         new = str(repo.create_commit(None, first.author, committer, first.message, last.tree_id,
                                      [pygit2.Oid(hex=parent)]))
         store.write_note(NOTES_REF, new, _note(store, stored, k, shas, fold))
@@ -106,7 +106,7 @@ def _note(store: Store, stored: Stored, k: int, shas: list[str], fold: bool) -> 
     for sha, n in zip(shas[1:], notes[1:]):
         ours = n.get("spec") == stored.name
         fixes.append({
-            "commit": sha, "message": (repo.get(sha).message or "").splitlines()[0],
+            "commit": sha, "message": (get_commit(repo, sha).message or "").splitlines()[0],
             "by": "model" if ours else "human (a commit adopted from the cleaned branch)",
             "diagnosis": (n.get("diagnosis") or "").splitlines()[0] if ours else "",
             "candidates": (n.get("rework") or {}).get("candidates", []) if ours else [],

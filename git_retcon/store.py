@@ -21,7 +21,7 @@ import pygit2
 
 from . import spec as specmod
 from .errors import RetconError
-from .gitops import ConcurrentUpdate, cas_ref, common_dir, ref_target, short, signature
+from .gitops import ConcurrentUpdate, cas_ref, common_dir, get_blob, get_commit, ref_target, short, signature
 
 SPEC_PREFIX = "refs/retcon/"
 NOTES_REF = "refs/notes/retcon"
@@ -65,12 +65,12 @@ class Store:
         tip = ref_target(self.repo, spec_ref(name))
         if tip is None:
             raise RetconError(f"no spec named '{name}': see `git retcon list`")
-        commit = self.repo.get(tip)
+        commit = get_commit(self.repo, tip)
         try:
-            blob = commit.tree[SPEC_FILE]
+            entry = commit.tree[SPEC_FILE]
         except KeyError:
             raise RetconError(f"{spec_ref(name)} holds no {SPEC_FILE}: it was not written by git-retcon") from None
-        text = blob.data.decode("utf-8")
+        text = get_blob(self.repo, entry.id).data.decode("utf-8")
         return Stored(name, specmod.parse(text, f"{spec_ref(name)}:{SPEC_FILE}"), tip)
 
     def save(self, spec: specmod.Spec, old: str | None, message: str) -> str:

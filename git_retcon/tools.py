@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import llm
 
 from . import hunks
 from .commands import Verifier
+from .gitops import get_commit
 from .worktree import PathRefused, Worktree
+
+if TYPE_CHECKING:
+    from llm.models import ToolDef
 
 READ_BUDGET = 24000          # characters per read_diff page / read_file answer
 MAX_TOOL_ERRORS = 12         # failed calls in one step before it counts as stuck
@@ -152,7 +156,7 @@ class Session:
         self._open()
         if not isinstance(message, str) or not message.strip():
             raise ToolError("message is empty: give the commit message")
-        if self.wt.tree() == str(self.wt.repo.get(self.parent).tree_id):
+        if self.wt.tree() == str(get_commit(self.wt.repo, self.parent).tree_id):
             raise ToolError("nothing to commit: apply hunks or write files first")
         message = message.strip()
         if self.fix and not message.startswith("WIP:"):
@@ -185,11 +189,12 @@ class Session:
         except PathRefused as exc:
             raise ToolError(str(exc)) from None
 
-    def tools(self) -> list[llm.Tool]:
+    def tools(self) -> list[ToolDef]:
         """The llm Tool objects, named exactly as the contract says."""
-        fns = [self.read_diff, self.apply_hunks, self.read_file, self.write_file,
-               self.delete_file, self.run_build, self.run_tests, self.create_commit, self.stuck]
-        out = []
+        fns: list[Callable[..., object]] = [
+            self.read_diff, self.apply_hunks, self.read_file, self.write_file,
+            self.delete_file, self.run_build, self.run_tests, self.create_commit, self.stuck]
+        out: list[ToolDef] = []
         for fn in fns:
             # Building the JSON schema from the signature is slow: do it once per process.
             if fn.__name__ not in _SCHEMAS:

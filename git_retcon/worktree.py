@@ -8,6 +8,7 @@ import stat
 from pathlib import Path, PurePosixPath
 
 import pygit2
+from pygit2.enums import FileMode
 
 from . import hunks
 from .errors import RetconError
@@ -143,7 +144,7 @@ class Worktree:
             os.chmod(target, os.stat(target).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         self.edited = True
         oid = self.repo.create_blob(data)
-        self.index.add(pygit2.IndexEntry(key, oid, mode))
+        self.index.add(pygit2.IndexEntry(key, oid, FileMode(mode)))
         self.index.write()
 
     def delete(self, rel: str) -> None:

@@ -1,10 +1,10 @@
-# git-retcon: developer targets. `make test` is what CI runs (via .ci/run).
+# git-retcon: developer targets. `make lint` and `make test` are what CI runs (via .ci/run).
 PYTHON ?= python3
 VENV ?= .venv
 PREFIX ?= /usr/local
 BIN := $(VENV)/bin
 
-.PHONY: venv install uninstall test bench man clean
+.PHONY: venv install uninstall test lint bench man clean
 
 $(BIN)/git-retcon: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,10 @@ man:
 
 test: venv
 	$(BIN)/python -m pytest -q
+
+lint: venv
+	$(BIN)/ruff check --select F git_retcon testing tests bench
+	$(BIN)/mypy git_retcon
 
 bench: venv
 	$(BIN)/python -m bench

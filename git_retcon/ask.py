@@ -3,7 +3,7 @@
 Three routes, the best the model has: llm's schemas, else a tool call (the tool
 `propose_plan` is never run; its arguments are the answer), else JSON in text.
 Each answer is parsed and checked by plain code; what is wrong is appended to the
-next attempt as steering. Rate limits are retried with exponential backoff.
+next attempt as steering. Transient backend errors are retried with exponential backoff.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import llm
 
+from .agent import describe, transient
 from .answers import Checked, Invalid, parse_answer, schema, shape
 from .errors import RetconError
 
@@ -75,14 +76,6 @@ HOW = {
     "tool": f"Call the tool {TOOL_NAME} once, with that object as its arguments.",
     "text": "Reply with that JSON object only: no prose, no code fence.",
 }
-
-
-def _rate_limited(exc: BaseException) -> bool:
-    code = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
-    if code in (429, 529):
-        return True
-    text = f"{type(exc).__name__} {exc}".lower()
-    return any(w in text for w in ("ratelimit", "rate limit", "rate_limit", "too many requests", "overloaded"))
 
 
 class Asker:
@@ -180,12 +173,11 @@ class Asker:
             except RetconError:
                 raise
             except Exception as exc:  # a backend's own errors (HTTP, rate limits, ...)
-                if _rate_limited(exc) and retry < self.limits.retries:
+                # The same judgement as run's steps: rate limits, 5xx, timeouts, dropped connections.
+                if transient(exc) and retry < self.limits.retries:
                     time.sleep(delay * (1 + random.random() / 4))
                     delay *= 2
                     continue
-                detail = str(exc).strip().splitlines()
                 raise RetconError(
-                    f"model '{self.model.model_id}' failed: {type(exc).__name__}: "
-                    f"{detail[0][:300] if detail else 'no message'}: nothing was saved; run again") from None
+                    f"model '{self.model.model_id}' failed: {describe(exc)}: nothing was saved; run again") from None
         raise AssertionError("unreachable")

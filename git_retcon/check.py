@@ -12,8 +12,7 @@ from typing import Any, Callable
 
 import pygit2
 
-from .errors import RetconError
-from .gitops import find_commit, get_commit, git, main_workdir, ref_target, resolve_commit, short
+from .gitops import find_commit, fork_point, get_commit, git, main_workdir, ref_target, short
 from .store import NOTES_REF, TESTS_REF, Store, Stored
 
 # How far past the recorded commits the branch walk goes before giving up on
@@ -89,13 +88,9 @@ def verify(store: Store, stored: Stored, allow_wip: bool = False, rerun: bool = 
     if tip is None:
         v.add(False, f"branch '{spec.cleaned}' does not exist: run `git retcon run {name}`")
         return v
-    src = resolve_commit(repo, spec.source, "source")
-    rem = resolve_commit(repo, spec.remote, "remote")
-    base_oid = repo.merge_base(src.id, rem.id)
-    if base_oid is None:
-        raise RetconError(f"'{spec.source}' and '{spec.remote}' share no history (no merge base): "
-                          f"fix `source`/`remote` with `git retcon spec edit {name}`")
-    base = str(base_oid)
+    fork = fork_point(repo, spec.source, spec.remote, f"fix `source`/`remote` with `git retcon spec edit {name}`")
+    src = fork.source
+    base = str(fork.base.id)
     recorded = [_full(repo, s) for c in spec.commits for s in c.created]
     chain, on_base = _first_parents(repo, tip, base, len(recorded) + _SLACK)
     v.add(*_chain_item(stored, chain, on_base, recorded, base))

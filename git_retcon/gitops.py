@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -75,6 +76,26 @@ def resolve_commit(repo: pygit2.Repository, name: str, what: str) -> pygit2.Comm
             f"{what} '{name}' does not exist: check the branch name (git branch -a)"
         ) from None
     return commit
+
+
+@dataclass(frozen=True)
+class ForkPoint:
+    """A spec's source and remote, and where the cleaned branch starts: their merge base."""
+
+    source: pygit2.Commit
+    remote: pygit2.Commit
+    base: pygit2.Commit
+
+
+def fork_point(repo: pygit2.Repository, source: str, remote: str, fix: str) -> ForkPoint:
+    """Resolve both branches and their merge base; `fix` says how to correct a pair
+    that shares no history."""
+    src = resolve_commit(repo, source, "source")
+    rem = resolve_commit(repo, remote, "remote")
+    base = repo.merge_base(src.id, rem.id)
+    if base is None:
+        raise RetconError(f"'{source}' and '{remote}' share no history (no merge base): {fix}")
+    return ForkPoint(src, rem, get_commit(repo, base))
 
 
 # Lookups by an id git-retcon recorded or git gave it: a missing object or one of

@@ -24,7 +24,7 @@ from . import spec as specmod
 from .agent import DEFAULT_CHAIN_LIMIT, ModelUnavailable, run_step
 from .commands import Result, Verifier, check_command_exists
 from .errors import BudgetStop, RetconError, StuckStop
-from .gitops import (cas_ref, first_parent_chain, get_commit, ref_target, resolve_commit, short,
+from .gitops import (cas_ref, first_parent_chain, fork_point, get_commit, ref_target, short,
                      signature)
 from .plan import assigned_text
 from .store import NOTES_REF, TESTS_REF, Store, Stored, spec_ref
@@ -73,15 +73,11 @@ class Branches:
     """source, remote, base and the cleaned branch, resolved once per run."""
 
     def __init__(self, repo: pygit2.Repository, spec: specmod.Spec):
-        self.source = resolve_commit(repo, spec.source, "source")
-        self.remote = resolve_commit(repo, spec.remote, "remote")
-        base = repo.merge_base(self.source.id, self.remote.id)
-        if base is None:
-            raise RetconError(
-                f"'{spec.source}' and '{spec.remote}' share no history (no merge base): "
-                "check that `remote` is the branch the source was started from"
-            )
-        self.base = str(base)
+        fork = fork_point(repo, spec.source, spec.remote,
+                          "check that `remote` is the branch the source was started from")
+        self.source = fork.source
+        self.remote = fork.remote
+        self.base = str(fork.base.id)
         self.source_tree = str(self.source.tree_id)
         self.cleaned_ref = f"refs/heads/{spec.cleaned}"
         self.cleaned_tip = ref_target(repo, self.cleaned_ref)

@@ -15,7 +15,7 @@ import pygit2
 from . import hunks as hunkmod
 from . import spec as specmod
 from .errors import RetconError
-from .gitops import clean_env, get_tree, git, main_workdir, resolve_commit
+from .gitops import clean_env, fork_point, get_tree, git, main_workdir
 
 EDIT_HEADER = """\
 # git-retcon history spec. Save and close to continue; an empty file aborts.
@@ -54,26 +54,20 @@ def default_remote(repo: pygit2.Repository, source: str) -> str:
     raise RetconError("cannot tell which branch the source will merge into: pass --onto BRANCH")
 
 
+ONTO_FIX = "pick the branch the source was started from with --onto"
+
+
 def check_branches(repo: pygit2.Repository, spec: specmod.Spec) -> None:
     """Bad branches are refused before a spec is saved."""
-    src = resolve_commit(repo, spec.source, "source")
-    rem = resolve_commit(repo, spec.remote, "remote")
-    if repo.merge_base(src.id, rem.id) is None:
-        raise RetconError(
-            f"'{spec.source}' and '{spec.remote}' share no history (no merge base): pick the branch "
-            "the source was started from with --onto"
-        )
+    fork_point(repo, spec.source, spec.remote, ONTO_FIX)
 
 
 def source_commits(repo: pygit2.Repository, source: str, remote: str) -> list[pygit2.Commit]:
     """The source's own commits, oldest first, along first parents."""
-    src = resolve_commit(repo, source, "source")
-    rem = resolve_commit(repo, remote, "remote")
-    base = repo.merge_base(src.id, rem.id)
-    walker = repo.walk(src.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    fork = fork_point(repo, source, remote, ONTO_FIX)
+    walker = repo.walk(fork.source.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
     walker.simplify_first_parent()
-    if base is not None:
-        walker.hide(base)
+    walker.hide(fork.base.id)
     return list(walker)
 
 
@@ -215,9 +209,9 @@ def from_commits(repo: pygit2.Repository, source: str, remote: str, cleaned: str
     commits = source_commits(repo, source, remote)
     if not commits:
         raise RetconError(f"'{source}' has no commits that '{remote}' lacks: nothing to clean up")
-    tip = resolve_commit(repo, source, "source")
-    base = repo.merge_base(tip.id, resolve_commit(repo, remote, "remote").id)
-    base_tree = str(repo[base].peel(pygit2.Commit).tree_id) if base else str(repo.TreeBuilder().write())
+    fork = fork_point(repo, source, remote, ONTO_FIX)
+    tip, base = fork.source, fork.base.id
+    base_tree = str(fork.base.tree_id)
     everything = hunkmod.remaining(repo, base_tree, str(tip.tree_id))
     into, notes, messages = _folded(repo, commits, base)
     owner = _owners(repo, commits, into, tip, base, everything)
@@ -254,11 +248,8 @@ def _touched(repo: pygit2.Repository, c: pygit2.Commit) -> set[str]:
 
 def _remaining(repo: pygit2.Repository, spec: specmod.Spec) -> list[hunkmod.Hunk]:
     """The diff the spec must cover: merge base to source tip."""
-    src = resolve_commit(repo, spec.source, "source")
-    base = repo.merge_base(src.id, resolve_commit(repo, spec.remote, "remote").id)
-    if base is None:
-        return []
-    return hunkmod.remaining(repo, str(repo[base].peel(pygit2.Commit).tree_id), str(src.tree_id))
+    fork = fork_point(repo, spec.source, spec.remote, ONTO_FIX)
+    return hunkmod.remaining(repo, str(fork.base.tree_id), str(fork.source.tree_id))
 
 
 def table(repo: pygit2.Repository, spec: specmod.Spec, everything: list[hunkmod.Hunk] | None = None) -> list[str]:

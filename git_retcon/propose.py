@@ -28,7 +28,7 @@ from .answers import Entry, check
 from .ask import Asker, Limits, Tally
 from .bulk import Bulk, classify, describe_all, owner_by_rule
 from .errors import RetconError
-from .gitops import resolve_commit
+from .gitops import fork_point
 from .hunks import Hunk
 
 
@@ -242,16 +242,11 @@ class Planner:
     # -- inputs --
 
     def run(self) -> Proposal:
-        from .plan import source_commits
+        from .plan import ONTO_FIX, source_commits
 
         req = self.request
-        src = resolve_commit(self.repo, req.source, "source")
-        rem = resolve_commit(self.repo, req.remote, "remote")
-        base_id = self.repo.merge_base(src.id, rem.id)
-        if base_id is None:
-            raise RetconError(f"'{req.source}' and '{req.remote}' share no history (no merge base): "
-                              "pick the branch the source was started from with --onto")
-        base = self.repo[base_id].peel(pygit2.Commit)
+        fork = fork_point(self.repo, req.source, req.remote, ONTO_FIX)
+        src, rem, base = fork.source, fork.remote, fork.base
         everything = hunkmod.remaining(self.repo, str(base.tree_id), str(src.tree_id))
         if not everything:
             raise RetconError(f"'{req.source}' has no changes that '{req.remote}' lacks: nothing to plan")

@@ -78,6 +78,15 @@ def resolve_commit(repo: pygit2.Repository, name: str, what: str) -> pygit2.Comm
     return commit
 
 
+def full_sha(repo: pygit2.Repository, sha: str) -> str:
+    """A recorded (maybe abbreviated, as a human may write it in the spec) sha in
+    full; as written when this repository does not have it."""
+    try:
+        return str(repo.revparse_single(sha).id)
+    except (KeyError, ValueError, pygit2.GitError):
+        return sha
+
+
 @dataclass(frozen=True)
 class ForkPoint:
     """A spec's source and remote, and where the cleaned branch starts: their merge base."""

@@ -24,7 +24,7 @@ from . import spec as specmod
 from .agent import DEFAULT_CHAIN_LIMIT, ModelUnavailable, run_step
 from .commands import Result, Verifier, check_command_exists
 from .errors import BudgetStop, RetconError, StuckStop
-from .gitops import (cas_ref, first_parent_chain, fork_point, get_commit, ref_target, short,
+from .gitops import (cas_ref, first_parent_chain, fork_point, full_sha, get_commit, ref_target, short,
                      signature)
 from .plan import assigned_text
 from .store import NOTES_REF, TESTS_REF, Store, Stored, spec_ref
@@ -220,7 +220,7 @@ class Run:
         recorded = [sha for c in spec.commits for sha in c.created]
         stop = self.repo.merge_base(pygit2.Oid(hex=tip), br.source.id)
         chain = first_parent_chain(self.repo, tip, str(stop) if stop else br.base)
-        full = [self._expand(s) for s in recorded]
+        full = [full_sha(self.repo, s) for s in recorded]
         if chain[: len(full)] != full:
             missing = next((s for i, s in enumerate(full) if i >= len(chain) or chain[i] != s), None)
             raise RetconError(
@@ -248,12 +248,6 @@ class Run:
             self.ui.line(f"Adopting {short(sha)} into commit {k + 1}/{len(spec.commits)}")
             spec.commits[k].history.append(specmod.CommitCreated(sha))
             self.store.update(stored, f"adopt {short(sha)} into commit {k + 1}")
-
-    def _expand(self, sha: str) -> str:
-        try:
-            return str(self.repo.revparse_single(sha).id)
-        except (KeyError, ValueError):
-            return sha
 
     def _ours(self, sha: str) -> bool:
         note = self.store.read_note(NOTES_REF, sha)
@@ -318,7 +312,7 @@ class Run:
         c = stored.spec.commits[k]
         # The tip as _verify tested it.
         commit = get_commit(self.repo, sha or ref_target(self.repo, br.cleaned_ref) or br.base)
-        first = get_commit(self.repo, self._expand(c.created[0]))
+        first = get_commit(self.repo, full_sha(self.repo, c.created[0]))
         base_tree = str(first.parents[0].tree_id) if first.parents else str(get_commit(self.repo, br.base).tree_id)
         return rework.diagnose(
             self.repo, failure, base_tree=base_tree, tree=str(commit.tree_id),
@@ -333,7 +327,7 @@ class Run:
         since = max((i for i, e in enumerate(c.history) if isinstance(e, specmod.Resolved)), default=-1)
         made = [e.sha for e in c.history[since + 1:] if isinstance(e, specmod.CommitCreated)]
         for sha in made[:-1]:   # the last one is verified next, by the loop
-            sha = self._expand(sha)
+            sha = full_sha(self.repo, sha)
             failure = self._recorded_failure(stored, br, k, sha)
             if failure is not None:
                 diag = self._diagnose(stored, br, k, failure, escalation.attempts, sha)

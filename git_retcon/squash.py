@@ -16,7 +16,7 @@ import pygit2
 
 from . import spec as specmod
 from .errors import RetconError
-from .gitops import cas_ref, first_parent_chain, get_commit, ref_target, short, signature
+from .gitops import cas_ref, first_parent_chain, full_sha, get_commit, ref_target, short, signature
 from .loop import failpoint
 from .store import NOTES_REF, Store, Stored
 
@@ -30,7 +30,7 @@ def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
     tip = ref_target(repo, ref)
     if tip is None:
         raise RetconError(f"branch '{spec.cleaned}' does not exist: there is nothing to squash")
-    recorded = [_full(repo, s) for c in spec.commits for s in c.created]
+    recorded = [full_sha(repo, s) for c in spec.commits for s in c.created]
     if not recorded:
         say("Nothing to squash: no commits yet.")
         return 0
@@ -62,7 +62,7 @@ def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
     for k, c in enumerate(spec.commits):
         if not c.created:
             continue
-        shas = [_full(repo, s) for s in c.created]
+        shas = [full_sha(repo, s) for s in c.created]
         fold = k in folds
         if k < folds[0]:
             parent = shas[-1]
@@ -81,10 +81,6 @@ def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
     say(f"Squashed {folded} WIP commits into {len(folds)} logical commits; "
         f"'{spec.cleaned}' is now at {short(parent)} (same tree, test records kept).")
     return folded
-
-
-def _full(repo: pygit2.Repository, sha: str) -> str:
-    return str(repo.revparse_single(sha).id)
 
 
 def _note(store: Store, stored: Stored, k: int, shas: list[str], fold: bool) -> dict[str, Any]:
@@ -154,7 +150,7 @@ def _finish_interrupted(store: Store, stored: Stored, chain: list[str], recorded
             return False
         replaced += was
         made[k] = sha
-    if not made or [_full(store.repo, s) for s in replaced] != recorded:
+    if not made or [full_sha(store.repo, s) for s in replaced] != recorded:
         return False
     _record(store, stored, made, "squash: finished after an interruption")
     return True

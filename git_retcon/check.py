@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import pygit2
 
-from .gitops import find_commit, fork_point, get_commit, git, main_workdir, ref_target, short
+from .gitops import find_commit, fork_point, full_sha, get_commit, git, main_workdir, ref_target, short
 from .store import NOTES_REF, TESTS_REF, Store, Stored
 
 # How far past the recorded commits the branch walk goes before giving up on
@@ -91,7 +91,7 @@ def verify(store: Store, stored: Stored, allow_wip: bool = False, rerun: bool = 
     fork = fork_point(repo, spec.source, spec.remote, f"fix `source`/`remote` with `git retcon spec edit {name}`")
     src = fork.source
     base = str(fork.base.id)
-    recorded = [_full(repo, s) for c in spec.commits for s in c.created]
+    recorded = [full_sha(repo, s) for c in spec.commits for s in c.created]
     chain, on_base = _first_parents(repo, tip, base, len(recorded) + _SLACK)
     v.add(*_chain_item(stored, chain, on_base, recorded, base))
     v.add(*_tree_item(repo, stored, tip, src, base, complete=not open_))
@@ -125,14 +125,6 @@ def _open_text(stored: Stored, open_: list[tuple[int, Any]]) -> str:
     if len(open_) > 1:
         text += f"\n    (and {plural(len(open_) - 1, 'later logical commit')} not complete)"
     return text
-
-
-def _full(repo: pygit2.Repository, sha: str) -> str:
-    """A recorded (maybe abbreviated) sha in full; as written when it is not here."""
-    try:
-        return str(repo.revparse_single(sha).id)
-    except (KeyError, ValueError, pygit2.GitError):
-        return sha
 
 
 def _first_parents(repo: pygit2.Repository, tip: str, base: str, limit: int) -> tuple[list[str], bool]:
@@ -220,7 +212,7 @@ def _tests_item(store: Store, stored: Stored) -> tuple[bool, str]:
         if not c.created:
             problems.setdefault("not built yet", []).append(str(i + 1))
             continue
-        commit = find_commit(store.repo, _full(store.repo, c.created[-1]))
+        commit = find_commit(store.repo, full_sha(store.repo, c.created[-1]))
         if commit is None:
             problems.setdefault("not in this repository (git retcon pull)", []).append(str(i + 1))
             continue
@@ -245,29 +237,29 @@ def _tests_item(store: Store, stored: Stored) -> tuple[bool, str]:
 def _rerun(store: Store, stored: Stored, progress: Callable[[str], None]) -> tuple[bool, str]:
     """Build and test each logical commit's last tree again in the spec's worktree,
     recording the fresh results in place of the old ones."""
-    from .commands import DEFAULT_TIMEOUT, run_command
+    from .commands import Verifier
     from .worktree import Worktree
 
     commands = _commands(stored)
     if not commands:
         return True, "--rerun: no build or test command in the spec, nothing to run"
     spec = stored.spec
-    targets = [(i, _full(store.repo, c.created[-1])) for i, c in enumerate(spec.commits) if c.created]
+    targets = [(i, full_sha(store.repo, c.created[-1])) for i, c in enumerate(spec.commits) if c.created]
     failed = []
     with store.lock(stored.name):
         wt: Worktree | None = None
+        verifier: Verifier | None = None
         for i, sha in targets:
             commit = find_commit(store.repo, sha)
             if commit is None:
                 continue  # reported by the record check
-            wt = Worktree.ensure(store.repo, stored.name, sha) if wt is None else wt
+            if wt is None or verifier is None:
+                wt = Worktree.ensure(store.repo, stored.name, sha)
+                verifier = Verifier(store, wt.path, spec.build, spec.test, spec.timeout,
+                                    on_run=wt.touched_by_command)
             wt.reset(sha)
-            tree = str(commit.tree_id)
-            for kind, command in commands.items():
-                res = run_command(kind, command, wt.path, spec.timeout or DEFAULT_TIMEOUT)
-                note = store.read_note(TESTS_REF, tree) or {}
-                note[kind] = res.to_note()
-                store.write_note(TESTS_REF, tree, note)
+            for kind in commands:
+                res = verifier.run_and_record(str(commit.tree_id), kind)
                 progress(f"commit {i + 1}/{len(spec.commits)} {short(sha)}: {kind} {res.result} "
                          f"({res.seconds:.1f}s)")
                 if not res.passed:

@@ -177,7 +177,7 @@ class Verifier:
             hit = test_hit if kind == "test" else (None if need_fresh_build else self.cached(tree, kind))
             if on_start is not None:
                 on_start(kind)
-            res = hit if hit is not None else self._run_and_record(tree, kind, command, on_output)
+            res = hit if hit is not None else self.run_and_record(tree, kind, on_output)
             if on_done is not None:
                 on_done(res)
             results.append(res)
@@ -188,10 +188,13 @@ class Verifier:
     def one(self, tree: str, kind: str) -> Result:
         """One configured command on tree, from the record when there is one."""
         hit = self.cached(tree, kind)
-        return hit if hit is not None else self._run_and_record(tree, kind, self.commands[kind] or "")
+        return hit if hit is not None else self.run_and_record(tree, kind)
 
-    def _run_and_record(self, tree: str, kind: str, command: str,
-                        on_output: Callable[[str], None] | None = None) -> Result:
+    def run_and_record(self, tree: str, kind: str,
+                       on_output: Callable[[str], None] | None = None) -> Result:
+        """Run the configured command for kind on the worktree as it is (which must
+        hold tree), and record the result on tree, replacing any earlier one."""
+        command = self.commands[kind] or ""
         if self.on_run is not None:
             self.on_run()
         res = run_command(kind, command, self.workdir, self.timeout, on_output)

@@ -17,6 +17,8 @@ import random
 import re
 import time
 from dataclasses import dataclass
+from importlib import resources
+from string import Template
 from typing import Callable
 
 import llm
@@ -42,6 +44,11 @@ _TRANSIENT_NAMES = frozenset({
 _TRANSIENT_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504, 520, 521, 522, 524, 529})
 _TRANSIENT_WORDS = re.compile(r"rate.?limit|overloaded|timed? ?out|temporar|unavailable|try again|"
                               r"connection (?:reset|refused|aborted|error)|\b(?:429|5\d\d)\b", re.I)
+
+
+def template(name: str) -> Template:
+    """A prompt template shipped in the wheel (prompts/, as git_retcon.prompts)."""
+    return Template(resources.files("git_retcon.prompts").joinpath(name).read_text("utf-8"))
 
 
 class ModelUnavailable(RetconError):

@@ -12,8 +12,6 @@ import json
 import os
 import signal
 from dataclasses import dataclass, field
-from importlib import resources
-from string import Template
 from typing import Callable
 
 import llm
@@ -21,7 +19,7 @@ import pygit2
 
 from . import cost, hunks, rework
 from . import spec as specmod
-from .agent import DEFAULT_CHAIN_LIMIT, ModelUnavailable, run_step
+from .agent import DEFAULT_CHAIN_LIMIT, ModelUnavailable, run_step, template
 from .commands import Result, Verifier, check_command_exists
 from .errors import BudgetStop, RetconError, StuckStop
 from .gitops import (cas_ref, first_parent_chain, fork_point, full_sha, get_commit, ref_target, short,
@@ -40,10 +38,6 @@ def failpoint(name: str) -> None:
     """Test hook: die at a named instant, as a power cut would (RETCON_FAILPOINT)."""
     if os.environ.get("RETCON_FAILPOINT") == name:
         os.kill(os.getpid(), signal.SIGKILL)
-
-
-def template(name: str) -> Template:
-    return Template(resources.files("git_retcon.prompts").joinpath(name).read_text("utf-8"))
 
 
 @dataclass

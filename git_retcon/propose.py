@@ -15,8 +15,6 @@ import re
 import threading
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from importlib import resources
-from string import Template
 from typing import Callable, Sequence, TypeVar
 
 import llm
@@ -24,6 +22,7 @@ import pygit2
 
 from . import hunks as hunkmod
 from . import spec as specmod
+from .agent import template
 from .answers import Entry, check
 from .ask import Asker, Limits, Tally
 from .bulk import Bulk, classify, describe_all, owner_by_rule
@@ -57,10 +56,6 @@ LABEL_CHARS = 300     # a chunk's label, at most
 
 
 # --- prompts ---------------------------------------------------------------------
-
-
-def template(name: str) -> Template:
-    return Template(resources.files("git_retcon.prompts").joinpath(name).read_text("utf-8"))
 
 
 def _cut(text: str, n: int) -> str:

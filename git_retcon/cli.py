@@ -11,7 +11,7 @@ import click
 from . import spec as specmod
 from .errors import RetconError, StuckStop
 from .gitops import cas_ref, open_repo, ref_target, short
-from .store import Store
+from .store import Store, Stored
 from .ui import UI
 
 
@@ -38,6 +38,12 @@ def resolve_name(store: Store, name: str | None) -> str:
     if len(matching) == 1:
         return matching[0]
     raise click.UsageError(f"several specs exist, name one: {', '.join(names)}")
+
+
+def _load(name: str | None) -> tuple[Store, Stored]:
+    """The repository's store and the spec NAME designates (see resolve_name)."""
+    store = _store()
+    return store, store.load(resolve_name(store, name))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -164,8 +170,7 @@ def spec_show(name: str | None) -> None:
     Example:
       git retcon spec show feature-clean
     """
-    store = _store()
-    click.echo(specmod.dump(store.load(resolve_name(store, name)).spec), nl=False)
+    click.echo(specmod.dump(_load(name)[1].spec), nl=False)
 
 
 @spec_group.command("export")
@@ -178,8 +183,7 @@ def spec_export(name: str | None, output: str | None) -> None:
     Example:
       git retcon spec export -o spec.toml feature-clean
     """
-    store = _store()
-    text = specmod.dump(store.load(resolve_name(store, name)).spec)
+    text = specmod.dump(_load(name)[1].spec)
     if output:
         Path(output).write_text(text, encoding="utf-8")
         click.echo(f"Wrote {output}")
@@ -217,8 +221,7 @@ def spec_edit(name: str | None) -> None:
     """
     from . import plan as planmod
 
-    store = _store()
-    stored = store.load(resolve_name(store, name))
+    store, stored = _load(name)
     edited = planmod.edit(store.repo, specmod.dump(stored.spec))
     if edited is None:
         raise RetconError("the spec was emptied: nothing was saved")
@@ -281,8 +284,7 @@ def squash(name: str | None) -> None:
     from .squash import squash as fold
     from .worktree import ensure_not_checked_out
 
-    store = _store()
-    stored = store.load(resolve_name(store, name))
+    store, stored = _load(name)
     ensure_not_checked_out(store.repo, stored.spec.cleaned)
     with store.lock(stored.name):
         fold(store, store.load(stored.name), click.echo)
@@ -298,8 +300,7 @@ def resolve(message: str, name: str | None) -> None:
     Example:
       git retcon resolve -m "merged commits 3 and 4: they depend on each other"
     """
-    store = _store()
-    stored = store.load(resolve_name(store, name))
+    store, stored = _load(name)
     spec = stored.spec
     k = spec.current()
     if k is None or spec.commits[k].state != "stuck":
@@ -330,8 +331,7 @@ def status(name: str | None, as_json: bool) -> None:
     from . import cost
     from .check import commit_rows
 
-    store = _store()
-    stored = store.load(resolve_name(store, name))
+    store, stored = _load(name)
     spec = stored.spec
     rows = commit_rows(store, stored)
     spent, runs = cost.ledger(store, stored)
@@ -397,8 +397,7 @@ def check(name: str | None, allow_wip: bool, rerun: bool) -> None:
     """
     from .check import verify
 
-    store = _store()
-    stored = store.load(resolve_name(store, name))
+    store, stored = _load(name)
     verdict = verify(store, stored, allow_wip, rerun, progress=click.echo)
     click.echo(verdict.render())
     if not verdict.ok:
@@ -486,8 +485,7 @@ def abort(name: str) -> None:
     """
     from .worktree import Worktree
 
-    store = _store()
-    stored = store.load(resolve_name(store, name))
+    store, stored = _load(name)
     spec = stored.spec
     ref = f"refs/heads/{spec.cleaned}"
     tip = ref_target(store.repo, ref)

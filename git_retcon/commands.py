@@ -185,19 +185,17 @@ class Verifier:
                 break
         return results
 
-    def one(self, tree: str, kind: str) -> Result:
-        """One configured command on tree, from the record when there is one."""
-        hit = self.cached(tree, kind)
-        return hit if hit is not None else self.run_and_record(tree, kind)
+    def run(self, kind: str, on_output: Callable[[str], None] | None = None) -> Result:
+        """Run the configured command for kind on the worktree as it is; record nothing."""
+        if self.on_run is not None:
+            self.on_run()
+        return run_command(kind, self.commands[kind] or "", self.workdir, self.timeout, on_output)
 
     def run_and_record(self, tree: str, kind: str,
                        on_output: Callable[[str], None] | None = None) -> Result:
-        """Run the configured command for kind on the worktree as it is (which must
-        hold tree), and record the result on tree, replacing any earlier one."""
-        command = self.commands[kind] or ""
-        if self.on_run is not None:
-            self.on_run()
-        res = run_command(kind, command, self.workdir, self.timeout, on_output)
+        """run(), on a worktree that holds exactly tree (reset, no stray files), and the
+        result recorded on tree, replacing any earlier one."""
+        res = self.run(kind, on_output)
         note = self.store.read_note(TESTS_REF, tree) or {}
         note[kind] = res.to_note()
         self.store.write_note(TESTS_REF, tree, note)

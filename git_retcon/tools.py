@@ -177,9 +177,17 @@ class Session:
     def _run(self, kind: str) -> str:
         if not self.verifier.configured(kind):
             return f"No {kind} command is configured: nothing to run."
-        tree = self.wt.tree()
-        # Tests are run on a fresh build, exactly as the loop verifies a commit.
-        res = self.verifier.verify(tree)[-1] if kind == "test" else self.verifier.one(tree, "build")
+        # A record (from the loop's clean runs) answers at once. Otherwise the command
+        # runs, tests after a fresh build, but records nothing: mid-step the worktree may
+        # hold what earlier commands left, and a record must vouch for the tree alone.
+        res = self.verifier.cached(self.wt.tree(), kind)
+        if res is None:
+            for k in ("build", "test") if kind == "test" else ("build",):
+                if self.verifier.configured(k):
+                    res = self.verifier.run(k)
+                    if not res.passed:
+                        break
+        assert res is not None
         head = f"{kind}: {res.result.upper()} ({res.seconds:.1f}s)"
         return head + ("\n" + res.output if res.output and not res.passed else "")
 

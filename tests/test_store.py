@@ -74,3 +74,18 @@ def test_a_tree_is_never_built_or_tested_twice(tmp_path, scripted):
     (tmp_path / "s2.toml").write_text(spec)
     assert retcon(repo, "spec", "import", str(tmp_path / "s2.toml")).code == 0
     assert retcon(repo, "check").code == 1
+
+
+def test_commands_the_model_runs_mid_step_record_nothing(tmp_path, scripted):
+    """Only the loop's runs, on a reset worktree, vouch for a tree: what the model
+    runs mid-step may see files earlier commands left behind."""
+    repo = feature_repo(tmp_path / "repo")
+    (tmp_path / "s.toml").write_text(SPEC)
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0
+    log = scripted({"1/extract": [take("util.py")[0], take("util.py")[1],
+                                  {"calls": [{"name": "run_tests", "arguments": {}}]},
+                                  {"calls": [{"name": "stuck", "arguments": {"summary": "enough"}}]}]})
+    assert retcon(repo, "run", "-m", "scripted").code == 3
+    results = json.loads(log.read_text().splitlines()[-1])["results"]
+    assert results[-1].startswith("test: PASS")
+    assert repo.git("notes", "--ref=refs/notes/retcon-tests", "list") == ""

@@ -52,7 +52,7 @@ def build(root: Path, megabytes: float) -> GitRepo:
 
 
 def measure(megabytes: float, budget: int = 32000) -> dict:
-    from git_retcon.propose import Limits
+    from git_retcon.plan.propose import Limits
     from testing import scripted_model
     from testing.flow import retcon
 

@@ -12,8 +12,17 @@ from typing import Any, Callable
 
 import pygit2
 
-from .gitops import find_commit, fork_point, full_sha, get_commit, git, main_workdir, ref_target, short
-from .store import NOTES_REF, TESTS_REF, Store, Stored
+from git_retcon.git.plumbing import (
+    find_commit,
+    fork_point,
+    full_sha,
+    get_commit,
+    git,
+    main_workdir,
+    ref_target,
+    short,
+)
+from git_retcon.state.store import NOTES_REF, TESTS_REF, Store, Stored
 
 # How far past the recorded commits the branch walk goes before giving up on
 # finding the merge-base: a branch rebased elsewhere must not cost a full-history walk.
@@ -237,8 +246,8 @@ def _tests_item(store: Store, stored: Stored) -> tuple[bool, str]:
 def _rerun(store: Store, stored: Stored, progress: Callable[[str], None]) -> tuple[bool, str]:
     """Build and test each logical commit's last tree again in the spec's worktree,
     recording the fresh results in place of the old ones."""
-    from .commands import Verifier
-    from .worktree import Worktree
+    from git_retcon.sandbox.runner import Verifier
+    from git_retcon.sandbox.worktree import Worktree
 
     commands = _commands(stored)
     if not commands:

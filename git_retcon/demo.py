@@ -17,11 +17,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
-from .errors import RetconError
-from .gitops import git
-from .ui import UI
+from git_retcon.errors import RetconError
+from git_retcon.git.plumbing import git
+from git_retcon.ui import UI
+
+Invoke = Callable[[list[str]], None]   # runs a git-retcon command line in this process
 
 SOURCE, REMOTE, CLEANED = "feature", "main", "feature-clean"
 SPEC_FILE = "spec.toml"          # left untracked in DIR, for the user to edit and re-import
@@ -439,12 +441,10 @@ def cwd(path: Path) -> Iterator[None]:
         os.chdir(old)
 
 
-def retcon(ui: UI, *args: str) -> None:
+def retcon(ui: UI, invoke: Invoke, *args: str) -> None:
     """Run a git-retcon command in-process, shown as the user would type it."""
-    from .cli import cli
-
     ui.command("git retcon " + " ".join(shlex.quote(a) for a in args))
-    cli.main(args=list(args), prog_name="git retcon", standalone_mode=False)
+    invoke(list(args))
 
 
 def show_git(ui: UI, root: Path, *args: str) -> None:
@@ -453,7 +453,8 @@ def show_git(ui: UI, root: Path, *args: str) -> None:
     ui.line(git(root, *args[:1], *color, *args[1:]).rstrip())
 
 
-def run(directory: str | None, ui: UI) -> None:
+def run(directory: str | None, ui: UI, invoke: Invoke) -> None:
+    """invoke runs a git-retcon command line in this process (the cli passes its own)."""
     if importlib.util.find_spec("pytest") is None:
         raise RetconError(f"the demo's tests run with pytest, which {sys.executable} lacks: "
                           f"install it with `{shlex.quote(sys.executable)} -m pip install pytest`")
@@ -466,12 +467,12 @@ def run(directory: str | None, ui: UI) -> None:
     (root / SPEC_FILE).write_text(spec_text(), encoding="utf-8")
     ui.line(spec_text().rstrip())
     with cwd(root):
-        retcon(ui, "plan", "--from-file", SPEC_FILE, "--no-edit")
+        retcon(ui, invoke, "plan", "--from-file", SPEC_FILE, "--no-edit")
         ui.heading("3. Rebuild it, one logical commit at a time, building and testing each")
-        retcon(ui, "run")
+        retcon(ui, invoke, "run")
         ui.heading("4. The result: a reviewable branch with the same final tree")
         show_git(ui, root, "log", "--oneline", "--graph", "--decorate", SOURCE, CLEANED)
-        retcon(ui, "check")
+        retcon(ui, invoke, "check")
     ui.heading(f"Done in {time.monotonic() - started:.1f}s. The repository is yours to explore:")
     tips = [(f"cd {shlex.quote(str(root))}", ""),
             (f"git log --notes=retcon --stat {CLEANED}", "each commit, with what git-retcon recorded"),

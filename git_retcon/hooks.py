@@ -104,10 +104,10 @@ def pre_push(args: list[str], stdin: IO[str], env: Mapping[str, str]) -> int:
     if not targets:
         return 0
 
-    from .check import verify
-    from .errors import RetconError
-    from .gitops import open_repo
-    from .store import Store
+    from git_retcon.check import verify
+    from git_retcon.errors import RetconError
+    from git_retcon.git.plumbing import open_repo
+    from git_retcon.state.store import Store
 
     remote = args[0] if args else env.get("PRE_COMMIT_REMOTE_NAME", "the remote")
     refused = False
@@ -130,7 +130,7 @@ def pre_push(args: list[str], stdin: IO[str], env: Mapping[str, str]) -> int:
 
 def main() -> None:
     """Console script `retcon-pre-push`, and `python -m git_retcon.hooks` from the raw hook."""
-    from .errors import RetconError
+    from git_retcon.errors import RetconError
 
     try:
         sys.exit(pre_push(sys.argv[1:], sys.stdin, os.environ))
@@ -144,7 +144,7 @@ def main() -> None:
 
 def hooks_dir(repo: "pygit2.Repository") -> Path:
     """Where git looks for hooks, honouring core.hooksPath (relative to the work tree)."""
-    from .gitops import git, main_workdir
+    from git_retcon.git.plumbing import git, main_workdir
 
     top = main_workdir(repo)
     return (top / git(top, "rev-parse", "--git-path", "hooks").strip()).resolve()
@@ -165,7 +165,7 @@ def script() -> str:
 
 def install(repo: "pygit2.Repository") -> list[str]:
     """Install the hook, keeping a foreign pre-push hook as CHAINED; returns what it did."""
-    from .errors import RetconError
+    from git_retcon.errors import RetconError
 
     where = hooks_dir(repo)
     hook, chained = where / HOOK, where / CHAINED
@@ -189,7 +189,7 @@ def install(repo: "pygit2.Repository") -> list[str]:
 
 def uninstall(repo: "pygit2.Repository") -> list[str]:
     """Remove the hook and put back the one it replaced, if any."""
-    from .errors import RetconError
+    from git_retcon.errors import RetconError
 
     where = hooks_dir(repo)
     hook, chained = where / HOOK, where / CHAINED

@@ -19,9 +19,17 @@ from dataclasses import dataclass
 
 import pygit2
 
-from .errors import RetconError
-from .gitops import cas_ref, checked_out_in, clean_env, git, main_workdir, ref_target, short
-from .store import NOTES_REF, SPEC_PREFIX, TESTS_REF, Store
+from git_retcon.errors import RetconError
+from git_retcon.git.plumbing import (
+    cas_ref,
+    checked_out_in,
+    clean_env,
+    git,
+    main_workdir,
+    ref_target,
+    short,
+)
+from git_retcon.state.store import NOTES_REF, SPEC_PREFIX, TESTS_REF, Store
 
 BRANCHES = "refs/retcon-branches/"
 NOTES = (NOTES_REF, TESTS_REF)

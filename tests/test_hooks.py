@@ -9,8 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from testing.cleaned import (SPEC, bare_remote, edit_spec, finished, git_push, remote_refs, stuck,
-                             unstick)
+from testing.cleaned import (
+    SPEC,
+    bare_remote,
+    edit_spec,
+    finished,
+    git_push,
+    remote_refs,
+    stuck,
+    unstick,
+)
 from testing.flow import ROOT, call, feature_repo, retcon, take, turn
 
 

@@ -8,9 +8,8 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from git_retcon import hunks as H
+from git_retcon.diff import hunks as H
 from testing.gitrepo import GitRepo
-
 
 # ---------------------------------------------------------------------------
 # helpers

@@ -8,7 +8,7 @@ import re
 import pytest
 import tomli
 
-from git_retcon.spec import LogicalCommit, Spec, SpecError, dump, parse
+from git_retcon.state.spec import LogicalCommit, Spec, SpecError, dump, parse
 from testing.editor import scripted_editor
 from testing.flow import feature_repo, retcon
 from testing.gitrepo import GitRepo
@@ -180,8 +180,9 @@ hunks = [{rest}]
 
 
 def test_run_gets_assigned_hunks_and_retcon_paths_applies_them_without_paths(project, tmp_path, scripted):
-    from git_retcon.hunks import remaining
     import pygit2
+
+    from git_retcon.diff.hunks import remaining
 
     r = pygit2.Repository(str(project.path))
     left = remaining(r, project.tree("main"), project.tree("feature"))

@@ -8,7 +8,7 @@ import llm
 import pygit2
 import pytest
 
-from git_retcon import propose
+from git_retcon.plan import propose
 from testing.editor import scripted_editor
 from testing.flow import feature_repo, retcon
 from testing.gitrepo import GitRepo
@@ -43,7 +43,7 @@ def stored(repo: GitRepo, name: str = "feature-clean") -> str:
 
 
 def remaining_ids(repo: GitRepo, source: str = "feature", remote: str = "main") -> dict[str, str]:
-    from git_retcon.hunks import remaining
+    from git_retcon.diff.hunks import remaining
 
     r = pygit2.Repository(str(repo.path))
     base = r.merge_base(r.revparse_single(source).id, r.revparse_single(remote).id)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from git_retcon import hunks, rework
+from git_retcon.diff import hunks
+from git_retcon.rework import analysis as rework
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rework"
 

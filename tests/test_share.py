@@ -3,7 +3,15 @@ from __future__ import annotations
 
 import json
 
-from testing.cleaned import bare_remote, edit_spec, finished, git_push, remote_refs, stuck, unstick
+from testing.cleaned import (
+    bare_remote,
+    edit_spec,
+    finished,
+    git_push,
+    remote_refs,
+    stuck,
+    unstick,
+)
 from testing.flow import retcon
 from testing.gitrepo import GitRepo
 

@@ -6,7 +6,7 @@ import random
 import pytest
 
 from git_retcon.errors import RetconError
-from git_retcon.spec import (
+from git_retcon.state.spec import (
     CommitCreated,
     Complete,
     LogicalCommit,

@@ -7,9 +7,9 @@ import multiprocessing
 import pygit2
 import pytest
 
-from git_retcon import spec as specmod
-from git_retcon.gitops import ConcurrentUpdate
-from git_retcon.store import NOTES_REF, Store
+from git_retcon.git.plumbing import ConcurrentUpdate
+from git_retcon.state import spec as specmod
+from git_retcon.state.store import NOTES_REF, Store
 from testing.flow import SPEC, feature_repo, retcon, take
 
 

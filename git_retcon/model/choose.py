@@ -4,7 +4,7 @@ from __future__ import annotations
 import llm
 import pygit2
 
-from .errors import RetconError
+from git_retcon.errors import RetconError
 
 BUILTIN = "retcon-paths"
 
@@ -24,7 +24,7 @@ def choose(repo: pygit2.Repository, cli: str | None, spec_model: str | None) -> 
 
 def _ensure_builtin() -> None:
     """Register retcon-paths when git-retcon runs without its entry point installed."""
-    from . import paths_model
+    from git_retcon.model import paths as paths_model
 
     if llm.plugins.pm.is_registered(paths_model):
         return
@@ -39,7 +39,7 @@ def load(name: str | None, tools: bool = True) -> llm.Model:
     `plan` passes tools=False: it takes structured output from any model."""
     if tools and name == BUILTIN:
         # The built-in model needs no other plugin: skip loading them all (1-2 s of imports).
-        from .paths_model import PathsModel
+        from git_retcon.model.paths import PathsModel
 
         return PathsModel()
     _ensure_builtin()

@@ -18,9 +18,9 @@ from typing import Iterable
 
 import pygit2
 
-from . import hunks
-from .gitops import get_tree
-from .hunks import Hunk
+from git_retcon.diff import hunks
+from git_retcon.diff.hunks import Hunk
+from git_retcon.git.plumbing import get_tree
 
 PERSISTENT_ATTEMPTS = 3      # rework attempts on one location before it is a trouble spot
 MAX_EVIDENCE_LINES = 40

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Callable
 
 import llm
 
-from . import hunks
-from .commands import Verifier
-from .gitops import get_commit
-from .worktree import PathRefused, Worktree
+from git_retcon.diff import hunks
+from git_retcon.git.plumbing import get_commit
+from git_retcon.sandbox.runner import Verifier
+from git_retcon.sandbox.worktree import PathRefused, Worktree
 
 if TYPE_CHECKING:
     from llm.models import ToolDef
@@ -110,10 +110,12 @@ class Session:
                 + "Ids change only when a hunk's content does: call read_diff for the current ones"
             )
         chosen = [by_id[i] for i in dict.fromkeys(ids)]
+        self.wt.edited = True   # even a failed apply may have written files: reset before a build
         try:
-            touched = self.wt.apply(chosen)
+            touched = hunks.apply(self.wt.repo, self.wt.index, self.wt.path, chosen)
         except ValueError as exc:
             raise ToolError(f"{exc}; nothing was applied: call read_diff") from None
+        self.wt.index_changed()
         left = self.remaining()
         return (f"Applied {len(chosen)} hunks to {len(touched)} files: {', '.join(touched[:20])}. "
                 f"{len(left)} hunks remain.")

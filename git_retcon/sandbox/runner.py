@@ -17,9 +17,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Callable
 
-from .errors import RetconError
-from .gitops import clean_env
-from .store import TESTS_REF, Store
+from git_retcon.errors import RetconError
+from git_retcon.git.plumbing import clean_env
+from git_retcon.state.store import TESTS_REF, Store
 
 DEFAULT_TIMEOUT = 600
 _KEEP_HEAD = 15

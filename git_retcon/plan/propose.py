@@ -20,15 +20,15 @@ from typing import Callable, Sequence, TypeVar
 import llm
 import pygit2
 
-from . import hunks as hunkmod
-from . import spec as specmod
-from .agent import template
-from .answers import Entry, check
-from .ask import Asker, Limits, Tally
-from .bulk import Bulk, classify, describe_all, owner_by_rule
-from .errors import RetconError
-from .gitops import fork_point
-from .hunks import Hunk
+from git_retcon.diff import hunks as hunkmod
+from git_retcon.diff.hunks import Hunk
+from git_retcon.errors import RetconError
+from git_retcon.git.plumbing import fork_point
+from git_retcon.model.step import template
+from git_retcon.plan.answers import Entry, check
+from git_retcon.plan.ask import Asker, Limits, Tally
+from git_retcon.plan.bulk import Bulk, classify, describe_all, owner_by_rule
+from git_retcon.state import spec as specmod
 
 
 @dataclass
@@ -237,7 +237,7 @@ class Planner:
     # -- inputs --
 
     def run(self) -> Proposal:
-        from .plan import ONTO_FIX, source_commits
+        from git_retcon.plan.branches import ONTO_FIX, source_commits
 
         req = self.request
         fork = fork_point(self.repo, req.source, req.remote, ONTO_FIX)

@@ -9,35 +9,42 @@ resume, commits on the cleaned branch past the spec's last entry are adopted.
 from __future__ import annotations
 
 import json
-import os
-import signal
 from dataclasses import dataclass, field
 from typing import Callable
 
 import llm
 import pygit2
 
-from . import cost, hunks, rework
-from . import spec as specmod
-from .agent import DEFAULT_CHAIN_LIMIT, ModelUnavailable, run_step, template
-from .commands import Result, Verifier, check_command_exists
-from .errors import BudgetStop, RetconError, StuckStop
-from .gitops import (cas_ref, first_parent_chain, fork_point, full_sha, get_commit, ref_target, short,
-                     signature)
-from .plan import assigned_text
-from .store import NOTES_REF, TESTS_REF, Store, Stored, spec_ref
-from .tools import Outcome, Session
-from .ui import UI
-from .worktree import Worktree, ensure_not_checked_out
+from git_retcon.diff import hunks
+from git_retcon.errors import BudgetStop, RetconError, StuckStop
+from git_retcon.failpoint import failpoint
+from git_retcon.git.plumbing import (
+    cas_ref,
+    first_parent_chain,
+    fork_point,
+    full_sha,
+    get_commit,
+    ref_target,
+    short,
+    signature,
+)
+from git_retcon.model.step import (
+    DEFAULT_CHAIN_LIMIT,
+    ModelUnavailable,
+    run_step,
+    template,
+)
+from git_retcon.model.tools import Outcome, Session
+from git_retcon.rework import analysis as rework
+from git_retcon.sandbox.runner import Result, Verifier, check_command_exists
+from git_retcon.sandbox.worktree import Worktree, ensure_not_checked_out
+from git_retcon.state import cost
+from git_retcon.state import spec as specmod
+from git_retcon.state.store import NOTES_REF, TESTS_REF, Store, Stored, spec_ref
+from git_retcon.ui import UI
 
 DEFAULT_MAX_FIX = 5
 INDEX_BUDGET = 12000
-
-
-def failpoint(name: str) -> None:
-    """Test hook: die at a named instant, as a power cut would (RETCON_FAILPOINT)."""
-    if os.environ.get("RETCON_FAILPOINT") == name:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 @dataclass
@@ -166,7 +173,7 @@ class Run:
     # -- before the loop -----------------------------------------------------
 
     def _load_model(self, spec: specmod.Spec) -> llm.Model:
-        from . import models
+        from git_retcon.model import choose as models
 
         return models.load(models.choose(self.repo, self.opts.model, spec.model))
 
@@ -351,7 +358,7 @@ class Run:
             "k": str(k + 1), "n": str(len(spec.commits)), "summary": c.summary,
             "message": c.message, "hints": c.hints.strip() or "(none)",
             "paths": json.dumps(c.paths) if c.paths else "(none given)",
-            "assigned": assigned_text(c.hunks, remaining),
+            "assigned": hunks.assigned_text(c.hunks, remaining),
             "resolution": resolution_text(c),
             "stat": f"{len(remaining)} hunks in {files} files (+{added} -{removed})",
             "index": hunks.index_lines(remaining, budget=INDEX_BUDGET) if remaining else "(empty)",
@@ -559,7 +566,7 @@ class Run:
             self.ui.line(f"  git retcon squash {spec.cleaned}")
 
     def _squash(self, stored: Stored) -> None:
-        from .squash import squash
+        from git_retcon.reconstruct.squash import squash
 
         self.ui.heading("Squashing WIP commits")
         squash(self.store, stored, self.ui.line)

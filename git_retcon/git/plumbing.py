@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import pygit2
 
-from .errors import RetconError
+from git_retcon.errors import RetconError
 
 # Variables git exports to hooks and aliases; inherited by our own git calls they
 # would point those calls at the user's index or work tree instead of ours.

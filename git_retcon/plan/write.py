@@ -12,10 +12,11 @@ from typing import Callable
 
 import pygit2
 
-from . import hunks as hunkmod
-from . import spec as specmod
-from .errors import RetconError
-from .gitops import clean_env, fork_point, get_tree, git, main_workdir
+from git_retcon.diff import hunks as hunkmod
+from git_retcon.errors import RetconError
+from git_retcon.git.plumbing import clean_env, fork_point, get_tree, git, main_workdir
+from git_retcon.plan.branches import ONTO_FIX, source_commits
+from git_retcon.state import spec as specmod
 
 EDIT_HEADER = """\
 # git-retcon history spec. Save and close to continue; an empty file aborts.
@@ -28,47 +29,6 @@ EDIT_HEADER = """\
 # Top level: source, remote, cleaned, and optional build, test (shell commands),
 # timeout (seconds per command), model. `history` is written by git-retcon.
 """
-
-
-def current_branch(repo: pygit2.Repository) -> str | None:
-    if repo.head_is_detached or repo.head_is_unborn:
-        return None
-    return repo.head.shorthand
-
-
-def default_remote(repo: pygit2.Repository, source: str) -> str:
-    """The source's upstream, else origin/HEAD, else main or master."""
-    try:
-        branch = repo.branches.local[source]
-        if branch.upstream is not None:
-            return branch.upstream.shorthand
-    except (KeyError, pygit2.GitError):
-        pass
-    ref = repo.references.get("refs/remotes/origin/HEAD")
-    if ref is not None:
-        return ref.resolve().shorthand
-    for name in ("origin/main", "origin/master", "main", "master"):
-        if name != source and repo.references.get(
-                f"refs/remotes/{name}" if "/" in name else f"refs/heads/{name}") is not None:
-            return name
-    raise RetconError("cannot tell which branch the source will merge into: pass --onto BRANCH")
-
-
-ONTO_FIX = "pick the branch the source was started from with --onto"
-
-
-def check_branches(repo: pygit2.Repository, spec: specmod.Spec) -> None:
-    """Bad branches are refused before a spec is saved."""
-    fork_point(repo, spec.source, spec.remote, ONTO_FIX)
-
-
-def source_commits(repo: pygit2.Repository, source: str, remote: str) -> list[pygit2.Commit]:
-    """The source's own commits, oldest first, along first parents."""
-    fork = fork_point(repo, source, remote, ONTO_FIX)
-    walker = repo.walk(fork.source.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
-    walker.simplify_first_parent()
-    walker.hide(fork.base.id)
-    return list(walker)
 
 
 FIXUP = re.compile(r"^(fixup|squash|amend)! (.*)$", re.S)
@@ -204,7 +164,7 @@ def from_commits(repo: pygit2.Repository, source: str, remote: str, cleaned: str
     """One logical commit per source commit, with the hunks it wrote. fixup!/squash!/amend!
     commits and trivial follow-ups ("fix typo" touching only lines of one earlier commit of
     the branch) fold into the commit they fix, as `git rebase --autosquash` would."""
-    from .propose import set_paths
+    from git_retcon.plan.propose import set_paths
 
     commits = source_commits(repo, source, remote)
     if not commits:
@@ -254,7 +214,7 @@ def _remaining(repo: pygit2.Repository, spec: specmod.Spec) -> list[hunkmod.Hunk
 
 def table(repo: pygit2.Repository, spec: specmod.Spec, everything: list[hunkmod.Hunk] | None = None) -> list[str]:
     """The commits as a table: files, hunks and lines each takes (by its hunks, else its paths)."""
-    from .paths_model import matches
+    from git_retcon.model.paths import matches
 
     if everything is None:
         everything = _remaining(repo, spec)
@@ -321,7 +281,8 @@ class Proposed:
 def propose_with_model(repo: pygit2.Repository, name: str | None, source: str, remote: str, cleaned: str,
                        instructions: str, max_commits: int | None, budget: int, jobs: int,
                        say: Callable[[str], None]) -> Proposed:
-    from . import models, propose
+    from git_retcon.model import choose as models
+    from git_retcon.plan import propose
 
     model = models.load(models.choose(repo, name, None), tools=False)
     if model.model_id == models.BUILTIN:
@@ -395,23 +356,3 @@ def read_file(path: str) -> tuple[specmod.Spec, str]:
     except UnicodeDecodeError:
         raise RetconError(f"{path} is not UTF-8 text") from None
     return specmod.parse(text, os.path.basename(path)), text
-
-
-ASSIGNED_BUDGET = 12000
-
-
-def assigned_text(ids: list[str], remaining: list[hunkmod.Hunk]) -> str:
-    """The prompt's `Assigned hunks:` value: the commit's planned ids still in the remaining
-    diff (ids are content hashes, so they hold while the hunk's content does)."""
-    if not ids:
-        return "(none)"
-    live_ids = {h.id for h in remaining}
-    live = [i for i in ids if i in live_ids]
-    shown = live[: ASSIGNED_BUDGET // 11]
-    text = " ".join(shown) if shown else "(none left)"
-    if len(shown) < len(live):
-        text += f" (and {len(live) - len(shown)} more, not shown)"
-    if len(live) < len(ids):
-        text += (f" ({len(ids) - len(live)} of the {len(ids)} planned are no longer in the remaining "
-                 "diff: applied already, or changed since the plan)")
-    return text

@@ -23,8 +23,8 @@ from typing import Callable
 
 import llm
 
-from .errors import RetconError
-from .tools import Outcome, Session
+from git_retcon.errors import RetconError
+from git_retcon.model.tools import Outcome, Session
 
 DEFAULT_CHAIN_LIMIT = 40
 MODEL_ATTEMPTS = 6          # tries of one step when the backend keeps failing transiently

@@ -19,9 +19,18 @@ from typing import Any
 
 import pygit2
 
-from . import spec as specmod
-from .errors import RetconError
-from .gitops import ConcurrentUpdate, cas_ref, common_dir, get_blob, get_commit, ref_target, short, signature
+from git_retcon.errors import RetconError
+from git_retcon.git.plumbing import (
+    ConcurrentUpdate,
+    cas_ref,
+    common_dir,
+    get_blob,
+    get_commit,
+    ref_target,
+    short,
+    signature,
+)
+from git_retcon.state import spec as specmod
 
 SPEC_PREFIX = "refs/retcon/"
 NOTES_REF = "refs/notes/retcon"

@@ -23,7 +23,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DeltaStatus, DiffFind, DiffOption, FileMode
 
-from .gitops import get_blob
+from git_retcon.git.plumbing import get_blob
 
 MODE_BLOB = 0o100644
 MODE_EXEC = 0o100755
@@ -810,3 +810,23 @@ def index_lines(hunks: list[Hunk], *, budget: int = 12000) -> str:
         if len(text) <= budget:
             return text
     return _fit(final, budget)
+
+
+ASSIGNED_BUDGET = 12000
+
+
+def assigned_text(ids: list[str], remaining: list[Hunk]) -> str:
+    """The prompt's `Assigned hunks:` value: the commit's planned ids still in the remaining
+    diff (ids are content hashes, so they hold while the hunk's content does)."""
+    if not ids:
+        return "(none)"
+    live_ids = {h.id for h in remaining}
+    live = [i for i in ids if i in live_ids]
+    shown = live[: ASSIGNED_BUDGET // 11]
+    text = " ".join(shown) if shown else "(none left)"
+    if len(shown) < len(live):
+        text += f" (and {len(live) - len(shown)} more, not shown)"
+    if len(live) < len(ids):
+        text += (f" ({len(ids) - len(live)} of the {len(ids)} planned are no longer in the remaining "
+                 "diff: applied already, or changed since the plan)")
+    return text

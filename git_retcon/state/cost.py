@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .gitops import first_parent_chain, get_commit
-from .store import NOTES_REF, Store, Stored
+from git_retcon.git.plumbing import first_parent_chain, get_commit
+from git_retcon.state.store import NOTES_REF, Store, Stored
 
 # Spec-chain commits that start over: spending before them belongs to another run history.
 _STARTS = ("plan", "abort")

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+
 # The answer's shape, per step; `items` is the list's key.
 def _entry_schema(with_groups: bool) -> dict[str, Any]:
     props: dict[str, Any] = {

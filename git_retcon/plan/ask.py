@@ -17,9 +17,9 @@ from typing import Any, Callable
 
 import llm
 
-from .agent import describe, transient
-from .answers import Checked, Invalid, parse_answer, schema, shape
-from .errors import RetconError
+from git_retcon.errors import RetconError
+from git_retcon.model.step import describe, transient
+from git_retcon.plan.answers import Checked, Invalid, parse_answer, schema, shape
 
 TOOL_NAME = "propose_plan"
 

@@ -14,11 +14,19 @@ from typing import Any, Callable
 
 import pygit2
 
-from . import spec as specmod
-from .errors import RetconError
-from .gitops import cas_ref, first_parent_chain, full_sha, get_commit, ref_target, short, signature
-from .loop import failpoint
-from .store import NOTES_REF, Store, Stored
+from git_retcon.errors import RetconError
+from git_retcon.failpoint import failpoint
+from git_retcon.git.plumbing import (
+    cas_ref,
+    first_parent_chain,
+    full_sha,
+    get_commit,
+    ref_target,
+    short,
+    signature,
+)
+from git_retcon.state import spec as specmod
+from git_retcon.state.store import NOTES_REF, Store, Stored
 
 
 def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:

@@ -10,10 +10,9 @@ from pathlib import Path, PurePosixPath
 import pygit2
 from pygit2.enums import FileMode
 
-from . import hunks
-from .errors import RetconError
-from .gitops import common_dir, git, main_workdir
-from .store import safe_name
+from git_retcon.errors import RetconError
+from git_retcon.git.plumbing import common_dir, git, main_workdir
+from git_retcon.state.store import safe_name
 
 
 class PathRefused(Exception):
@@ -159,11 +158,10 @@ class Worktree:
         self.index.write()
         _prune_empty_dirs(target.parent, self.path)
 
-    def apply(self, selected: list[hunks.Hunk]) -> list[str]:
+    def index_changed(self) -> None:
+        """Files and index were changed by hand (hunk application): save the index."""
         self.edited = True
-        touched = hunks.apply(self.repo, self.index, self.path, selected)
         self.index.write()
-        return touched
 
     # -- trees and commits -------------------------------------------------
 
@@ -197,7 +195,7 @@ def _prune_empty_dirs(start: Path, root: Path) -> None:
 
 
 def ensure_not_checked_out(repo: pygit2.Repository, branch: str) -> None:
-    from .gitops import checked_out_in
+    from git_retcon.git.plumbing import checked_out_in
 
     where = checked_out_in(repo, f"refs/heads/{branch}")
     if where is not None:

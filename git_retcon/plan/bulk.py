@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 import pygit2
 
-from .hunks import Hunk
+from git_retcon.diff.hunks import Hunk
 
 # Lock file -> the manifests whose change it follows.
 LOCKS = {

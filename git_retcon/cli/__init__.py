@@ -1,0 +1,59 @@
+"""The command line: thin click commands over the modules that do the work.
+
+One module per subcommand; importing them registers them on the group."""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from git_retcon.cli import (  # noqa: F401
+    abort,
+    check,
+    demo,
+    hooks,
+    plan,
+    resolve,
+    run,
+    share,
+    spec,
+    squash,
+    status,
+)
+from git_retcon.cli.group import cli
+from git_retcon.errors import RetconError, StuckStop
+
+__all__ = ["cli", "main"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: our errors become one line and an exit code, never a traceback."""
+    try:
+        rc = cli.main(args=argv, prog_name="git retcon", standalone_mode=False)
+        if isinstance(rc, int) and rc:
+            sys.exit(rc)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except StuckStop as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(exc.exit_code)
+    except RetconError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("Interrupted: run the same command again to resume.", err=True)
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+        if os.environ.get("RETCON_DEBUG"):
+            raise
+        click.echo(f"error: internal error: {type(exc).__name__}: {exc} "
+                   "(set RETCON_DEBUG=1 for a traceback, and please report it)", err=True)
+        sys.exit(1)
+

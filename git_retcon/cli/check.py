@@ -1,0 +1,28 @@
+"""`git retcon check`: what the pre-push hook verifies."""
+from __future__ import annotations
+
+import click
+
+from git_retcon.cli.group import cli, load_named
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.option("--allow-wip", is_flag=True, help="Do not fail on WIP: commits.")
+@click.option("--rerun", is_flag=True, help="Build and test every logical commit again instead of "
+              "trusting the recorded results.")
+def check(name: str | None, allow_wip: bool, rerun: bool) -> None:
+    """Verify the cleaned branch: complete, tested, equal to the source, no WIP.
+
+    \b
+    Exit code 0 when every check holds, 1 otherwise. Examples:
+      git retcon check feature-clean
+      git retcon check --rerun           # run build and tests again
+    """
+    from git_retcon.check import verify
+
+    store, stored = load_named(name)
+    verdict = verify(store, stored, allow_wip, rerun, progress=click.echo)
+    click.echo(verdict.render())
+    if not verdict.ok:
+        raise SystemExit(1)

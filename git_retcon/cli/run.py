@@ -1,0 +1,37 @@
+"""`git retcon run`: the reconstruction loop."""
+from __future__ import annotations
+
+import click
+
+from git_retcon.cli.group import cli, open_store, resolve_name
+from git_retcon.ui import UI
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.option("-m", "--model", help="llm model id or alias (default: spec, retcon.model, llm's default).")
+@click.option("--squash-wip", is_flag=True, help="Fold WIP commits into their logical commit at the end.")
+@click.option("--dry-run", is_flag=True, help="Show what would happen; change nothing.")
+@click.option("--max-fix", type=click.IntRange(0, 100), default=5, show_default=True,
+              help="Fix attempts per logical commit before stopping as stuck.")
+@click.option("--max-tokens", type=click.IntRange(1), default=None,
+              help="Stop (resumably, exit 3) once this run has used this many model tokens.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors and the stuck summary.")
+@click.option("-v", "--verbose", is_flag=True, help="Also print model calls and tokens.")
+def run(name: str | None, model: str | None, squash_wip: bool, dry_run: bool, max_fix: int,
+        max_tokens: int | None, quiet: bool, verbose: bool) -> None:
+    """Rebuild the cleaned branch, resuming where the spec's history says.
+
+    \b
+    Exit codes: 0 done, 1 error, 3 stopped stuck (see `git retcon resolve`).
+    Examples:
+      git retcon run
+      git retcon run feature-clean -m gpt-4.1
+      git retcon run --dry-run
+    """
+    from git_retcon.reconstruct.loop import Options, Run
+
+    store = open_store()
+    Run(store.repo, store, resolve_name(store, name),
+        Options(model=model, dry_run=dry_run, max_fix=max_fix, max_tokens=max_tokens, squash_wip=squash_wip),
+        UI(quiet, verbose)).execute()

@@ -1,0 +1,94 @@
+"""`git retcon spec show|export|import|edit`: the stored spec as TOML."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from git_retcon.cli.group import cli, load_named, open_store
+from git_retcon.errors import RetconError
+from git_retcon.git.plumbing import ref_target
+from git_retcon.state import spec as specmod
+
+
+@cli.group("spec")
+def spec_group() -> None:
+    """Read and change the stored spec as TOML."""
+
+
+@spec_group.command("show")
+@click.argument("name", required=False)
+def spec_show(name: str | None) -> None:
+    """Print the stored spec, with the run's history.
+
+    \b
+    Example:
+      git retcon spec show feature-clean
+    """
+    click.echo(specmod.dump(load_named(name)[1].spec), nl=False)
+
+
+@spec_group.command("export")
+@click.argument("name", required=False)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
+def spec_export(name: str | None, output: str | None) -> None:
+    """Write the stored spec as TOML (to stdout or -o FILE).
+
+    \b
+    Example:
+      git retcon spec export -o spec.toml feature-clean
+    """
+    text = specmod.dump(load_named(name)[1].spec)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        click.echo(f"Wrote {output}")
+    else:
+        click.echo(text, nl=False)
+
+
+@spec_group.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+def spec_import(file: str) -> None:
+    """Replace (or create) the spec named by FILE's `cleaned` with FILE.
+
+    \b
+    Example:
+      git retcon spec export -o s.toml && $EDITOR s.toml && git retcon spec import s.toml
+    """
+    from git_retcon.plan import branches
+    from git_retcon.plan import write as planmod
+
+    store = open_store()
+    spec, _ = planmod.read_file(file)
+    branches.check_branches(store.repo, spec)
+    old = ref_target(store.repo, f"refs/retcon/{spec.cleaned}")
+    store.save(spec, old, f"import {os.path.basename(file)}")
+    click.echo(f"Imported spec '{spec.cleaned}' ({len(spec.commits)} logical commits).")
+
+
+@spec_group.command("edit")
+@click.argument("name", required=False)
+def spec_edit(name: str | None) -> None:
+    """Edit the stored spec in $GIT_EDITOR; it is validated before it is saved.
+
+    \b
+    Example:
+      GIT_EDITOR=nano git retcon spec edit feature-clean
+    """
+    from git_retcon.plan import branches
+    from git_retcon.plan import write as planmod
+
+    store, stored = load_named(name)
+    edited = planmod.edit(store.repo, specmod.dump(stored.spec))
+    if edited is None:
+        raise RetconError("the spec was emptied: nothing was saved")
+    if edited.cleaned != stored.spec.cleaned:
+        raise RetconError("`cleaned` names the spec and cannot change in an edit: use `spec import` for a new one")
+    if specmod.dump(edited) == specmod.dump(stored.spec):
+        click.echo("No changes.")
+        return
+    branches.check_branches(store.repo, edited)
+    stored.spec = edited
+    store.update(stored, "edit")
+    click.echo(f"Saved spec '{edited.cleaned}'.")

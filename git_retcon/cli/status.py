@@ -1,0 +1,74 @@
+"""`git retcon status` and `git retcon list`."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from git_retcon.cli.group import cli, load_named, open_store
+from git_retcon.errors import RetconError
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def status(name: str | None, as_json: bool) -> None:
+    """Each logical commit: state, commits made, WIPs, build/test result, tokens.
+
+    \b
+    Examples:
+      git retcon status
+      git retcon status --json feature-clean | jq '.commits[].state'
+    """
+    from git_retcon.check import commit_rows
+    from git_retcon.state import cost
+
+    store, stored = load_named(name)
+    spec = stored.spec
+    rows = commit_rows(store, stored)
+    spent, runs = cost.ledger(store, stored)
+    cost.add_to_rows(rows, spent)
+    if as_json:
+        doc = {"name": stored.name, "source": spec.source, "remote": spec.remote,
+               "cleaned": spec.cleaned, "state": spec.state, "commits": rows,
+               "runs": [{"model": r.get("model"), "stop": r.get("stop"), "tokens": r.get("tokens")} for r in runs]}
+        click.echo(json.dumps(doc, indent=2))
+        return
+    click.echo(f"{stored.name}: {spec.state} ({spec.source} onto {spec.remote} -> {spec.cleaned})")
+    click.echo(f"{'#':>3}  {'state':<11} {'commits':>7} {'wip':>3}  {'build':<7} {'test':<7} {'tokens':>9}  message")
+    for r in rows:
+        tok = r["tokens"]["input"] + r["tokens"]["output"]
+        click.echo(f"{r['index']:>3}  {r['state']:<11} {len(r['commits']):>7} {r['wip']:>3}  "
+                   f"{r['build'] or '-':<7} {r['test'] or '-':<7} {tok:>9}  {r['message']}")
+    if runs:
+        t = cost.total(runs)
+        click.echo(f"Tokens: {t['input']} in, {t['output']} out, {t['calls']} model calls in {len(runs)} "
+                   f"run{'s' if len(runs) != 1 else ''}; last run: {runs[-1]['tokens']['input']} in, "
+                   f"{runs[-1]['tokens']['output']} out ({runs[-1].get('stop')})")
+    k = spec.current()
+    if k is not None and spec.commits[k].state == "stuck":
+        last = spec.commits[k].history[-1]
+        click.echo(f"\nStuck: {last.summary}")  # type: ignore[union-attr]
+        click.echo(f"Resolve with: git retcon resolve -m \"...\" {stored.name}")
+
+
+@cli.command("list")
+def list_() -> None:
+    """List the specs of this repository.
+
+    \b
+    Example:
+      git retcon list
+    """
+    store = open_store()
+    names = store.names()
+    if not names:
+        click.echo("No specs. Create one with `git retcon plan`.")
+        return
+    for n in names:
+        try:
+            s = store.load(n).spec
+            done = sum(1 for c in s.commits if c.state == "complete")
+            click.echo(f"{n}\t{s.state}\t{done}/{len(s.commits)} complete\t{s.source} -> {s.cleaned}")
+        except RetconError as exc:
+            click.echo(f"{n}\tunreadable: {exc}")

@@ -1,0 +1,49 @@
+"""The branches a spec names: the current one, the one the source merges into, the source's own commits."""
+from __future__ import annotations
+
+import pygit2
+
+from git_retcon.errors import RetconError
+from git_retcon.git.plumbing import fork_point
+from git_retcon.state import spec as specmod
+
+
+def current_branch(repo: pygit2.Repository) -> str | None:
+    if repo.head_is_detached or repo.head_is_unborn:
+        return None
+    return repo.head.shorthand
+
+
+def default_remote(repo: pygit2.Repository, source: str) -> str:
+    """The source's upstream, else origin/HEAD, else main or master."""
+    try:
+        branch = repo.branches.local[source]
+        if branch.upstream is not None:
+            return branch.upstream.shorthand
+    except (KeyError, pygit2.GitError):
+        pass
+    ref = repo.references.get("refs/remotes/origin/HEAD")
+    if ref is not None:
+        return ref.resolve().shorthand
+    for name in ("origin/main", "origin/master", "main", "master"):
+        if name != source and repo.references.get(
+                f"refs/remotes/{name}" if "/" in name else f"refs/heads/{name}") is not None:
+            return name
+    raise RetconError("cannot tell which branch the source will merge into: pass --onto BRANCH")
+
+
+ONTO_FIX = "pick the branch the source was started from with --onto"
+
+
+def check_branches(repo: pygit2.Repository, spec: specmod.Spec) -> None:
+    """Bad branches are refused before a spec is saved."""
+    fork_point(repo, spec.source, spec.remote, ONTO_FIX)
+
+
+def source_commits(repo: pygit2.Repository, source: str, remote: str) -> list[pygit2.Commit]:
+    """The source's own commits, oldest first, along first parents."""
+    fork = fork_point(repo, source, remote, ONTO_FIX)
+    walker = repo.walk(fork.source.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    walker.simplify_first_parent()
+    walker.hide(fork.base.id)
+    return list(walker)

@@ -51,7 +51,7 @@ test: venv
 	$(BIN)/python -m pytest -q
 
 lint: venv
-	$(BIN)/ruff check --select F git_retcon testing tests bench
+	$(BIN)/ruff check git_retcon testing tests bench
 	$(BIN)/mypy git_retcon
 
 bench: venv

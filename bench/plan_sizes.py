@@ -79,7 +79,7 @@ def measure(megabytes: float, budget: int = 32000) -> dict:
                 "chunk_calls": kinds.count("plan-chunk"), "combine_calls": kinds.count("plan-combine"),
                 "max_chars": max(sizes), "mean_chars": sum(sizes) // len(sizes),
                 "budget_chars": Limits(context_tokens=budget).prompt_chars, "seconds": seconds,
-                "summary": [l for l in res.out.splitlines() if l.startswith(("Remaining diff", "Model "))]}
+                "summary": [ln for ln in res.out.splitlines() if ln.startswith(("Remaining diff", "Model "))]}
 
 
 def main(argv: list[str] | None = None) -> None:

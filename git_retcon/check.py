@@ -7,8 +7,9 @@ own commits, and tree equality decided by comparing two tree ids.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pygit2
 

@@ -16,8 +16,8 @@ import shlex
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import git

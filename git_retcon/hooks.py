@@ -12,10 +12,11 @@ import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Mapping
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     import pygit2
@@ -142,7 +143,7 @@ def main() -> None:
 # -- installing the raw hook --------------------------------------------------
 
 
-def hooks_dir(repo: "pygit2.Repository") -> Path:
+def hooks_dir(repo: pygit2.Repository) -> Path:
     """Where git looks for hooks, honouring core.hooksPath (relative to the work tree)."""
     from git_retcon.git.plumbing import git, main_workdir
 
@@ -163,7 +164,7 @@ def script() -> str:
     return text.replace("@PYTHON@", shlex.quote(sys.executable), 1)
 
 
-def install(repo: "pygit2.Repository") -> list[str]:
+def install(repo: pygit2.Repository) -> list[str]:
     """Install the hook, keeping a foreign pre-push hook as CHAINED; returns what it did."""
     from git_retcon.errors import RetconError
 
@@ -187,7 +188,7 @@ def install(repo: "pygit2.Repository") -> list[str]:
     return done
 
 
-def uninstall(repo: "pygit2.Repository") -> list[str]:
+def uninstall(repo: pygit2.Repository) -> list[str]:
     """Remove the hook and put back the one it replaced, if any."""
     from git_retcon.errors import RetconError
 

@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 from dataclasses import dataclass
+from typing import Any
 
 import pygit2
 
@@ -218,7 +219,7 @@ def _note(repo: pygit2.Repository, target: str, ref: str) -> pygit2.Note | None:
 
 
 def _conflicts(repo: pygit2.Repository, ours_ref: str, theirs_ref: str,
-               base_ref: str) -> dict[str, tuple[dict, dict]]:
+               base_ref: str) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
     """Objects whose JSON note both sides changed since base_ref, with both notes
     (a note only one side changed needs nothing: the merge takes that side's)."""
     out = {}

@@ -3,8 +3,8 @@ the real flow (plan --from-file, run -m retcon-paths), and local bare remotes.""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from testing import flow
 from testing.flow import Outcome, feature_repo, retcon

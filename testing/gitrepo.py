@@ -39,7 +39,7 @@ class GitRepo:
         self.path = Path(path)
 
     @classmethod
-    def init(cls, path: Path, branch: str = "main") -> "GitRepo":
+    def init(cls, path: Path, branch: str = "main") -> GitRepo:
         path.mkdir(parents=True, exist_ok=True)
         subprocess.run(["git", "init", "-q", "-b", branch, str(path)], check=True)
         return cls(path)

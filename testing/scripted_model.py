@@ -31,8 +31,9 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import llm
 from llm.parts import Message, TextPart, ToolResultPart
@@ -124,7 +125,8 @@ class ScriptedModel(llm.Model):
         chars = sum(len(getattr(p, "text", "") or getattr(p, "output", "") or "") for m in messages for p in m.parts)
         # What a backend sends besides the messages: the answer's schema, the tools' definitions.
         chars += len(json.dumps(prompt.schema)) if prompt.schema else 0
-        chars += sum(len(t.name) + len(t.description or "") + len(json.dumps(t.input_schema)) for t in prompt.tools or [])
+        chars += sum(len(t.name) + len(t.description or "") + len(json.dumps(t.input_schema))
+                     for t in prompt.tools or [])
         log = os.environ.get("RETCON_SCRIPT_LOG")
         entry = {"keys": step_keys(user)[:1], "turn": turn, "prompt": user, "results": results,
                  "chars": chars, "schema": bool(prompt.schema), "tools": [t.name for t in prompt.tools or []],

@@ -10,7 +10,7 @@ from testing.gitrepo import GitRepo
 
 
 def lines(out: str) -> list[str]:
-    return [l for l in out.splitlines() if l.startswith(("✓", "✗"))]
+    return [ln for ln in out.splitlines() if ln.startswith(("✓", "✗"))]
 
 
 def test_finished_run_passes_every_check(tmp_path):
@@ -45,7 +45,8 @@ def test_resolved_but_unfinished_says_to_run(tmp_path):
     assert retcon(repo, "resolve", "-m", "will fix").code == 0
     res = retcon(repo, "check")
     assert res.code == 1
-    assert "✗ commit 2/3 is resolved: app: use two(): resolved but not finished: run `git retcon run feature-clean`" in res.out
+    assert ("✗ commit 2/3 is resolved: app: use two(): resolved but not finished: "
+            "run `git retcon run feature-clean`") in res.out
     edit_spec(repo, lambda text: text.replace('"ap.py"', '"app.py"'))
     assert retcon(repo, "run", "-m", "retcon-paths").code == 0
     assert retcon(repo, "check").code == 0

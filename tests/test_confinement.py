@@ -57,7 +57,8 @@ def test_a_symlink_that_leaves_the_worktree_is_not_followed(tmp_path, scripted):
     os.symlink(str(outside), repo.path / "escape")
     repo.commit("add a symlink that points out")
     repo.git("checkout", "-q", "main")
-    (tmp_path / "spec.toml").write_text(SPEC.replace('paths = ["README", "notes/"]', 'paths = ["README", "notes/", "escape"]'))
+    (tmp_path / "spec.toml").write_text(
+        SPEC.replace('paths = ["README", "notes/"]', 'paths = ["README", "notes/", "escape"]'))
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
     log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids="$ids:")),
                                   turn(call("write_file", path="escape/pwned.txt", content="x"),

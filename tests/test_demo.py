@@ -86,7 +86,7 @@ def test_demo_cleans_up_a_messy_branch_for_real(tmp_path, hostile_home):
     assert set(repo.log("main..feature", "%an <%ae>")) == {"Demo Developer <dev@example.com>"}
     # Each logical commit holds exactly its own files.
     shas = repo.log("main..feature-clean", "%H")[::-1]
-    for sha, patterns in zip(shas, SPEC_PATHS):
+    for sha, patterns in zip(shas, SPEC_PATHS, strict=True):
         files = repo.git("diff-tree", "--no-commit-id", "--name-only", "-r", sha).splitlines()
         assert files and all(any(fnmatch.fnmatch(f, p) for p in patterns) for f in files), (sha, files)
     # The tests really ran on each commit's tree, and the suite grew with the branch.

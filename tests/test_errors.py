@@ -25,7 +25,7 @@ def snapshot(repo):
 def one_line_error(res, code=1, *words):
     assert res.code == code, res.text
     assert "Traceback" not in res.text
-    lines = [l for l in res.err.splitlines() if l.strip()]
+    lines = [ln for ln in res.err.splitlines() if ln.strip()]
     assert len(lines) == 1, res.err
     for w in words:
         assert w in lines[0], lines[0]
@@ -169,7 +169,7 @@ def test_malformed_tool_calls_come_back_as_errors_and_the_model_recovers(planned
                     "2/extract": take("app.py"), "3/extract": take("")})
     res = retcon(planned, "run", "-m", "scripted")
     assert res.code == 0, res.text
-    first = [json.loads(l) for l in log.read_text().splitlines()][1]["results"]
+    first = [json.loads(ln) for ln in log.read_text().splitlines()][1]["results"]
     assert len(first) == len(bad) and all(r.startswith(("Error:", "Cancelled:")) for r in first), first
     assert "no_such_tool" in first[-1]
     assert "unknown hunk ids: deadbeef00" in first[2] and "nothing to commit" in first[7]

@@ -97,7 +97,8 @@ def test_same_location_after_three_attempts_escalates(tmp_path, scripted):
     doc = status(repo)
     assert doc["commits"][0]["state"] == "stuck" and doc["commits"][0]["wip"] == 3
     # The brief counted the attempts at that location.
-    assert "This is rework attempt 3 at app.py:5." in next(e for e in entries(log) if e["keys"] == ["1/fix/3"])["prompt"]
+    third = next(e for e in entries(log) if e["keys"] == ["1/fix/3"])
+    assert "This is rework attempt 3 at app.py:5." in third["prompt"]
 
 
 def test_no_progress_when_the_fix_takes_nothing_and_the_failure_repeats(tmp_path, scripted):
@@ -120,7 +121,8 @@ def test_no_location_twice_is_an_environment_problem(tmp_path, scripted):
                         "test = \"sh -c 'echo could not resolve host: pypi.org >&2; exit 1'\"")
     repo = make(tmp_path, spec)
     scripted({"1/extract": take("app.py"),
-              "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:util.py")), turn(call("create_commit", message="x"))]})
+              "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:util.py")),
+                          turn(call("create_commit", message="x"))]})
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 3, res.text
     assert "escalated (no location): twice in a row the failure named no file and line" in res.err

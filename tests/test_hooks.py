@@ -204,8 +204,11 @@ def test_pre_commit_framework_refuses_and_accepts_the_same_pushes(tmp_path):
     pre_commit = [sys.executable, "-m", "pre_commit"]
     subprocess.run([*pre_commit, "install", "--hook-type", "pre-push"], cwd=repo.path, env=env,
                    check=True, capture_output=True)
-    push = lambda *args: subprocess.run(["git", "push", *args], cwd=repo.path, env=env, text=True,
-                                        capture_output=True, timeout=900)
+
+    def push(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", "push", *args], cwd=repo.path, env=env, text=True,
+                              capture_output=True, timeout=900)
+
     res = push("origin", "feature-clean")
     assert res.returncode == 1, res.stdout + res.stderr
     out = res.stdout + res.stderr

@@ -216,7 +216,8 @@ def test_rename_without_and_with_edits(repo):
     rb = make(repo, {"old/a.py": body, "b.py": body.replace("line", "bee")},
               {"new/a.py": body, "b2.py": body.replace("line", "bee").replace("bee 7\n", "seven\n")})
     hs = rb.remaining()
-    assert [(h.kind, h.old_path, h.path) for h in hs] == [("rename", "b.py", "b2.py"), ("rename", "old/a.py", "new/a.py")]
+    assert [(h.kind, h.old_path, h.path) for h in hs] == [("rename", "b.py", "b2.py"),
+                                                          ("rename", "old/a.py", "new/a.py")]
     edited, pure = hs
     assert pure.similarity == 100 and pure.edits == () and (pure.added_lines, pure.removed_lines) == (0, 0)
     assert 50 <= edited.similarity < 100 and (edited.added_lines, edited.removed_lines) == (1, 1)
@@ -389,7 +390,7 @@ _WORDS = ["alpha", "beta", "gamma", "delta", "x = 1", "return y", "}", "", "    
 
 def _random_text(rng: random.Random, n: int) -> list[bytes]:
     out = []
-    for i in range(n):
+    for _ in range(n):
         r = rng.random()
         if r < 0.25:
             s = rng.choice(_WORDS)  # repeated lines, as in real code
@@ -547,7 +548,8 @@ def test_index_lines_levels_and_budget(repo):
     # per file
     per_file = H.index_lines(hs, budget=len(full) - 1)
     assert len(per_file) < len(full)
-    assert "src/m00/file0.py: 6 hunks +6 -6 ids: " + " ".join(h.id for h in hs if h.path == "src/m00/file0.py") in per_file
+    ids = " ".join(h.id for h in hs if h.path == "src/m00/file0.py")
+    assert "src/m00/file0.py: 6 hunks +6 -6 ids: " + ids in per_file
     # per directory
     per_dir = H.index_lines(hs, budget=1500)
     assert len(per_dir) <= 1500

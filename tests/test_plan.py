@@ -29,7 +29,8 @@ def messy(path) -> GitRepo:
         "parser.py": "def parse(s):\n    s = s.strip()\n    return s\n\n\ndef tokens(s):\n    return s.split()\n"})
     repo.commit("docs: describe parse", {"README": "A tool.\n\nparse() strips its input and splits tokns.\n"})
     repo.commit("fixup! parser: strip input", {
-        "parser.py": "def parse(s):\n    s = s.strip()\n    return s\n\n\ndef tokens(s):\n    return parse(s).split()\n"})
+        "parser.py": "def parse(s):\n    s = s.strip()\n    return s\n\n\n"
+                     "def tokens(s):\n    return parse(s).split()\n"})
     repo.commit("fix typo", {"README": "A tool.\n\nparse() strips its input and splits tokens.\n"})
     repo.commit("main: print tokens", {
         "main.py": "import parser\n\n\ndef main():\n    return parser.parse('x')\n\n\n"

@@ -315,5 +315,7 @@ def test_no_location_twice_escalates_as_environment():
     e = rework.Escalation()
     assert e.observe(o) is None
     e.attempt(o)
-    verdict = e.observe(rework.observe("build", text.replace("left-pad", "is-odd"), rework.parse(text), rework.blame(p, [], [], []), ["b"]), set())
+    other = rework.observe("build", text.replace("left-pad", "is-odd"), rework.parse(text),
+                           rework.blame(p, [], [], []), ["b"])
+    verdict = e.observe(other, set())
     assert verdict and "no location" in verdict and "network timeout" in verdict

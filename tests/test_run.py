@@ -33,7 +33,7 @@ def test_happy_path_builds_every_commit_and_ends_on_the_source_tree(project, scr
     assert project.git("diff", "--name-only", "feature-clean~3", "feature-clean~2") == "util.py"
     assert project.git("diff", "--name-only", "feature-clean~2", "feature-clean~1") == "app.py"
     # Every prompt names the commit it is for.
-    prompts = [json.loads(l)["prompt"] for l in log.read_text().splitlines()]
+    prompts = [json.loads(ln)["prompt"] for ln in log.read_text().splitlines()]
     assert any(p.startswith("Commit 1/3: util: add two()") for p in prompts)
     assert all("Commit " in p for p in prompts)
     note = notes(project, project.rev("feature-clean~2"))
@@ -78,7 +78,7 @@ def test_fix_loop_makes_a_wip_commit_from_the_remaining_diff(tmp_path, scripted)
     assert repo.log("main..feature-clean") == ["docs: explain main", "WIP: add the missing helper", "app: use two()"]
     wip = notes(repo, repo.rev("feature-clean~1"))
     assert wip["kind"] == "wip" and wip["attempt"] == 2 and wip["test"] == "pass"
-    fix_prompts = [json.loads(l) for l in log.read_text().splitlines() if json.loads(l)["keys"] == ["1/fix/1"]]
+    fix_prompts = [json.loads(ln) for ln in log.read_text().splitlines() if json.loads(ln)["keys"] == ["1/fix/1"]]
     assert "AttributeError" in fix_prompts[0]["prompt"] and "Commit 1/2: app: use two()" in fix_prompts[0]["prompt"]
     spec_text = retcon(repo, "spec", "show").out
     assert spec_text.count("commit_created") == 3 and spec_text.count('"complete"') == 2
@@ -114,7 +114,7 @@ def test_turn_without_commit_gets_one_steering_message(project, scripted):
     assert res.code == 3
     assert "ended its turn without create_commit or stuck" in res.err and "still thinking" in res.err
     assert len(project.log("main..feature-clean")) == 1
-    entries = [json.loads(l) for l in log.read_text().splitlines()]
+    entries = [json.loads(ln) for ln in log.read_text().splitlines()]
     assert [e["turn"] for e in entries if e["keys"] == ["2/extract/1"]] == [0, 1]
 
 

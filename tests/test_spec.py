@@ -262,7 +262,8 @@ def _roundtrip_spec(s: str) -> Spec:
         commits=[
             LogicalCommit(
                 message="x" + s, hints=s, paths=["p" + s, "q/" + s],
-                history=[CommitCreated("abcd"), Stuck(s), Resolved(s), CommitCreated("0123456789abcdef0123456789abcdef01234567")],
+                history=[CommitCreated("abcd"), Stuck(s), Resolved(s),
+                         CommitCreated("0123456789abcdef0123456789abcdef01234567")],
             ),
             LogicalCommit(message=s + "y", hints=s + s, history=[Stuck(s + "\n" + s), Complete()]),
         ],
@@ -277,7 +278,8 @@ def test_roundtrip_tricky(s):
 
 def test_roundtrip_random():
     rng = random.Random(20240501)
-    alphabet = list("\"\"\"'''\\\\\n\n\r\t #[]{}=,ab") + ["\r\n", "é", "🚀", "\u2028", "\x00", "\x1b", "\x7f", "\x0b", "\x0c", "\u0085", "\ufeff"]
+    alphabet = list("\"\"\"'''\\\\\n\n\r\t #[]{}=,ab") + ["\r\n", "é", "🚀", "\u2028", "\x00", "\x1b", "\x7f",
+                                                        "\x0b", "\x0c", "\u0085", "\ufeff"]
     for _ in range(400):
         s = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
         spec = _roundtrip_spec(s)
@@ -381,11 +383,13 @@ ERRORS = [
     ('remote = "r"\ncleaned = "c"\n[[commit]]\nmessage = "m"\n', 1, ["'source' is missing", 'source = "']),
     ('source = "s"\ncleaned = "c"\n[[commit]]\nmessage = "m"\n', 1, ["'remote' is missing", 'remote = "origin/main"']),
     ('source = "s"\nremote = "r"\n[[commit]]\nmessage = "m"\n', 1, ["'cleaned' is missing"]),
-    ('source = "s"\nremote = 3\ncleaned = "c"\n[[commit]]\nmessage = "m"\n', 2, ["'remote'", "must be a string, not an integer"]),
+    ('source = "s"\nremote = 3\ncleaned = "c"\n[[commit]]\nmessage = "m"\n', 2,
+     ["'remote'", "must be a string, not an integer"]),
     ('source = ""\nremote = "r"\ncleaned = "c"\n[[commit]]\nmessage = "m"\n', 1, ["'source' is empty"]),
     ('source = "s"\nremote = "r"\ncleaned = "my branch"\n[[commit]]\nmessage = "m"\n', 3, ["'cleaned'", "whitespace"]),
     ('source = "s"\nremote = "r\\n"\ncleaned = "c"\n[[commit]]\nmessage = "m"\n', 2, ["'remote'", "control"]),
-    ('source = "s"\nremote = "r"\ncleaned = "s"\n[[commit]]\nmessage = "m"\n', 3, ["'cleaned'", "same branch as 'source'"]),
+    ('source = "s"\nremote = "r"\ncleaned = "s"\n[[commit]]\nmessage = "m"\n', 3,
+     ["'cleaned'", "same branch as 'source'"]),
     ('source = "s"\nremote = "r"\ncleaned = "r"\n[[commit]]\nmessage = "m"\n', 3, ["'cleaned'", "'remote'"]),
     (HEAD + 'sorce = "x"\n[[commit]]\nmessage = "m"\n', 4, ["unknown field 'sorce'", "did you mean 'source'"]),
     (HEAD + 'colour = "x"\n[[commit]]\nmessage = "m"\n', 4, ["unknown field 'colour'", "remove it"]),
@@ -419,7 +423,8 @@ ERRORS = [
     (ONE + 'history = [\n  "done",\n]\n', 7, ["history entry 1", "unknown entry 'done'", "commit_created"]),
     (ONE + 'history = [\n  "Complete",\n]\n', 7, ["history entry 1", "did you mean 'complete'"]),
     (ONE + 'history = [\n  "complete",\n  { commit_created = "abcd" },\n]\n', 7, ["history entry 1", "last entry"]),
-    (ONE + 'history = [\n  { commit_created = "abcd" },\n  { commited = "abcd" },\n]\n', 8, ["history entry 2", "unknown key 'commited'", "did you mean 'commit_created'"]),
+    (ONE + 'history = [\n  { commit_created = "abcd" },\n  { commited = "abcd" },\n]\n', 8,
+     ["history entry 2", "unknown key 'commited'", "did you mean 'commit_created'"]),
     (ONE + 'history = [\n  { stuck = "a", resolved = "b" },\n]\n', 7, ["history entry 1", "exactly one key"]),
     (ONE + "history = [\n  {},\n]\n", 7, ["history entry 1", "exactly one key"]),
     (ONE + "history = [\n  { stuck = 3 },\n]\n", 7, ["history entry 1", "'stuck'", "not an integer"]),
@@ -428,7 +433,8 @@ ERRORS = [
     (ONE + 'history = [{ commit_created = "abc" }]\n', 6, ["'commit_created'", "4 to 40 hex digits"]),
     (ONE + 'history = [{ commit_created = "' + "a" * 41 + '" }]\n', 6, ["'commit_created'"]),
     # A [[commit]] look-alike inside a multi-line string must not shift commit positions.
-    (HEAD + '[[commit]]\nmessage = "m"\nhints = """\n[[commit]]\nmessage = 1\n"""\n[[commit]]\nmessage = "n"\nhint = 2\n',
+    (HEAD + '[[commit]]\nmessage = "m"\nhints = """\n[[commit]]\nmessage = 1\n"""\n'
+     '[[commit]]\nmessage = "n"\nhint = 2\n',
      12, ["commit 2: unknown field 'hint'"]),
     (HEAD + "[[commit]]\nmessage = 'm'\nhints = '''\n[[commit]]'''\n[[commit]]\nmessage = \"n\"\nhint = 2\n",
      10, ["commit 2: unknown field 'hint'"]),

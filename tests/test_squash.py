@@ -95,7 +95,8 @@ def test_squash_refuses_a_wip_of_an_unfinished_commit_and_a_checked_out_branch(t
     repo = make(tmp_path, docs=1)
     scripted({**SCRIPT,
               "2/extract": take("README"),
-              "2/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:notes/")), turn(call("create_commit", message="notes"))]})
+              "2/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:notes/")),
+                          turn(call("create_commit", message="notes"))]})
     res = retcon(repo, "run", "-m", "scripted", "--max-fix", "1")
     assert res.code == 3, res.text
     tip, spec = repo.rev("feature-clean"), repo.rev("refs/retcon/feature-clean")

@@ -40,4 +40,5 @@ def abort(name: str) -> None:
             for c in spec.commits:
                 c.history.clear()
             store.update(stored, f"abort: history cleared (was {short(before)})")
-            click.echo(f"Cleared the run's history (the old one is {short(before)} in git log refs/retcon/{stored.name}).")
+            click.echo(f"Cleared the run's history (the old one is {short(before)} "
+                       f"in git log refs/retcon/{stored.name}).")

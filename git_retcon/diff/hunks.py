@@ -13,17 +13,23 @@ newline round-trip untouched.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat as _stat
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffFind, DiffOption, FileMode
 
 from git_retcon.git.plumbing import get_blob
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 MODE_BLOB = 0o100644
 MODE_EXEC = 0o100755
@@ -80,6 +86,27 @@ class Hunk:
         if self.kind == "delete" and _is_text_entry(self.old_mode, self.removed):
             return _count_lines(self.removed)
         return 0
+
+
+class _HunkFields(TypedDict, total=False):
+    """A Hunk's fields but its id, gathered before the ids are assigned."""
+
+    path: str
+    kind: str
+    old_path: str
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    removed: bytes
+    added: bytes
+    old_mode: int
+    new_mode: int
+    new_oid: str
+    old_oid: str
+    old_size: int
+    similarity: int
+    edits: tuple[Edit, ...]
 
 
 # ---------------------------------------------------------------------------
@@ -211,9 +238,9 @@ def remaining(repo: pygit2.Repository, current_tree: pygit2.Oid | str, target_tr
     diff.find_similar(flags=DiffFind.FIND_RENAMES | DiffFind.FIND_DONT_IGNORE_WHITESPACE)
 
     # (sort key, path, kind, removed, added, fields) before ids are assigned
-    raw: list[tuple[tuple, dict]] = []
+    raw: list[tuple[tuple[str, int, int], _HunkFields]] = []
 
-    def emit(rank: int, pos: int, **fields) -> None:
+    def emit(rank: int, pos: int, **fields: Unpack[_HunkFields]) -> None:
         raw.append(((fields["path"], rank, pos), fields))
 
     for delta in diff.deltas:
@@ -245,11 +272,11 @@ def remaining(repo: pygit2.Repository, current_tree: pygit2.Oid | str, target_tr
                  old_size=len(old), similarity=int(delta.similarity), edits=edits)
         elif status in (DeltaStatus.MODIFIED, DeltaStatus.TYPECHANGE):
             path = nf.path
-            whole = dict(path=path, kind="binary", old_mode=of.mode, new_mode=nf.mode,
-                         new_oid=str(nf.id), old_oid=str(of.id))
+            whole = _HunkFields(path=path, kind="binary", old_mode=of.mode, new_mode=nf.mode,
+                                new_oid=str(nf.id), old_oid=str(of.id))
             if status == DeltaStatus.TYPECHANGE or not (_is_file_mode(of.mode) and _is_file_mode(nf.mode)):
                 old_size = len(_blob_data(repo, of.id, of.mode))
-                emit(0, 0, added=_blob_data(repo, nf.id, nf.mode), old_size=old_size, **whole)
+                emit(0, 0, **(whole | {"added": _blob_data(repo, nf.id, nf.mode), "old_size": old_size}))
                 continue
             if of.id == nf.id:
                 emit(2, 0, path=path, kind="mode", old_mode=of.mode, new_mode=nf.mode, old_oid=str(of.id))
@@ -262,7 +289,7 @@ def remaining(repo: pygit2.Repository, current_tree: pygit2.Oid | str, target_tr
                 if not patch.delta.is_binary:
                     edits_l = _slice_hunks(patch, _Lines(old), _Lines(new))
             if edits_l is None:
-                emit(0, 0, added=new, old_size=len(old), **whole)
+                emit(0, 0, **(whole | {"added": new, "old_size": len(old)}))
                 continue
             for os_, ol, ns, nl, removed, added in edits_l:
                 emit(1, os_, path=path, kind="modify", old_start=os_, old_lines=ol, new_start=ns,
@@ -273,7 +300,7 @@ def remaining(repo: pygit2.Repository, current_tree: pygit2.Oid | str, target_tr
         # UNMODIFIED/COPIED/IGNORED/UNTRACKED/... do not occur in a tree-to-tree diff without those flags.
 
     raw.sort(key=lambda r: r[0])
-    seen: dict[tuple, int] = defaultdict(int)
+    seen: dict[tuple[str, str, bytes, bytes], int] = defaultdict(int)
     out: list[Hunk] = []
     for _key, f in raw:
         kind = f["kind"]
@@ -351,7 +378,7 @@ class _View:
         return None
 
 
-def _files_under(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str):
+def _files_under(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> Iterator[str]:
     for entry in tree:
         if entry.type == pygit2.GIT_OBJECT_TREE:
             yield from _files_under(repo, _tree(repo, entry.id), f"{prefix}{entry.name}/")
@@ -507,10 +534,8 @@ def _remove_from_workdir(workdir: Path, path: str) -> None:
     if target.is_symlink() or target.is_file():
         target.unlink()
     elif target.is_dir():
-        try:
+        with contextlib.suppress(OSError):
             target.rmdir()  # an empty gitlink directory
-        except OSError:
-            pass
     parent = target.parent
     while parent != workdir and parent.is_dir() and not parent.is_symlink():
         try:
@@ -548,15 +573,12 @@ def _write_to_workdir(repo: pygit2.Repository, workdir: Path, path: str, value: 
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     st_mode = _stat.S_IMODE(os.stat(target).st_mode)
-    if mode == MODE_EXEC:
-        new = st_mode | ((st_mode & 0o444) >> 2)
-    else:
-        new = st_mode & ~0o111
+    new = st_mode | ((st_mode & 0o444) >> 2) if mode == MODE_EXEC else st_mode & ~0o111
     if new != st_mode:
         os.chmod(target, new)
 
 
-def _ancestors(workdir: Path, target: Path):
+def _ancestors(workdir: Path, target: Path) -> Iterator[Path]:
     """The directories between workdir and target, outermost first."""
     rel = target.relative_to(workdir).parts[:-1]
     cur = workdir
@@ -577,7 +599,8 @@ def stat(hunks: list[Hunk]) -> tuple[int, int, int]:
 
 def _summary(hunks: list[Hunk]) -> str:
     files, added, removed = stat(hunks)
-    return f"{len(hunks)} hunk{'s' if len(hunks) != 1 else ''} in {files} file{'s' if files != 1 else ''} (+{added} -{removed} lines)"
+    return (f"{len(hunks)} hunk{'s' if len(hunks) != 1 else ''} in {files} file{'s' if files != 1 else ''} "
+            f"(+{added} -{removed} lines)")
 
 
 def _decode(data: bytes) -> str:

@@ -46,7 +46,7 @@ def load(name: str | None, tools: bool = True) -> llm.Model:
     try:
         model = llm.get_model(name)
     except llm.UnknownModelError:
-        shown = name or llm.get_default_model()
+        shown = name or llm.get_default_model()  # type: ignore[no-untyped-call]  # llm leaves it unannotated
         raise RetconError(
             f"unknown model '{shown}': see `llm models` for the installed ones, "
             f"or use the built-in offline model with -m {BUILTIN}"

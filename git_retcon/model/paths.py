@@ -11,7 +11,8 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import llm
 from llm.parts import Message, TextPart, ToolCallPart, ToolResultPart

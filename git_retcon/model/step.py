@@ -16,10 +16,10 @@ import os
 import random
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from string import Template
-from typing import Callable
 
 import llm
 

@@ -7,8 +7,9 @@ A tool that refuses raises, and llm hands the message back to the model as
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any
 
 import llm
 
@@ -208,7 +209,7 @@ class Session:
         for fn in fns:
             # Building the JSON schema from the signature is slow: do it once per process.
             if fn.__name__ not in _SCHEMAS:
-                made = llm.Tool.function(fn, name=fn.__name__)
+                made = llm.Tool.function(fn, name=fn.__name__)  # type: ignore[no-untyped-call]  # unannotated in llm
                 _SCHEMAS[fn.__name__] = (made.description, made.input_schema)
             description, schema = _SCHEMAS[fn.__name__]
             out.append(llm.Tool(name=fn.__name__, description=description, input_schema=schema,
@@ -250,7 +251,7 @@ class Session:
                 "paths relative to the repository root; call stuck(summary) if you cannot go on.")
 
 
-_SCHEMAS: dict[str, tuple[str | None, dict]] = {}
+_SCHEMAS: dict[str, tuple[str | None, dict[str, Any]]] = {}
 _ID_SPLIT = re.compile(r"[\s,]+")
 
 

@@ -11,9 +11,10 @@ import json
 import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from string import Template
-from typing import Any, Callable
+from typing import Any
 
 import llm
 
@@ -122,7 +123,8 @@ class Asker:
                 error = str(exc)
                 repair = self._repair([error], None)
                 continue
-            if best is None or len(checked.unassigned) + len(checked.problems) < len(best.unassigned) + len(best.problems):
+            if best is None or (len(checked.unassigned) + len(checked.problems)
+                                < len(best.unassigned) + len(best.problems)):
                 best = checked
             if not checked.problems:
                 return checked

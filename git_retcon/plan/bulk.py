@@ -8,8 +8,8 @@ that changes its manifest (package.json for package-lock.json) or its source
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import pygit2
 

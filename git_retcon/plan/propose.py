@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Callable, Sequence, TypeVar
+from typing import TypeVar
 
 import llm
 import pygit2
@@ -69,8 +70,8 @@ def commits_text(commits: Sequence[pygit2.Commit], budget: int) -> str:
         return "(none)"
     full = []
     for c in commits:
-        lines = [l for l in c.message.strip().splitlines()]
-        body = [f"    {_cut(l, 160)}" for l in lines[1:] if l.strip()][:6]
+        lines = [ln for ln in c.message.strip().splitlines()]
+        body = [f"    {_cut(ln, 160)}" for ln in lines[1:] if ln.strip()][:6]
         full.append("\n".join([f"- {str(c.id)[:7]} {_cut(lines[0] if lines else '', 160)}", *body]))
     text = "\n".join(full)
     if len(text) <= budget:
@@ -114,7 +115,7 @@ def style_text(repo: pygit2.Repository, remote: pygit2.Commit, budget: int) -> s
     lines = [rule]
     for s in subjects[:12]:
         line = f"- {_cut(s, 100)}"
-        if sum(len(l) + 1 for l in lines) + len(line) > budget:
+        if sum(len(ln) + 1 for ln in lines) + len(line) > budget:
             break
         lines.append(line)
     return "\n".join(lines)
@@ -284,7 +285,8 @@ class Planner:
     def _plan(self, normal: list[Hunk]) -> tuple[list[Entry], int]:
         cost = index_line_costs(normal)
         index_chars = sum(cost.values())
-        if index_chars <= self._room(self._single_prompt("", ""), "commits", False) and len(normal) <= self.limits.max_ids:
+        if (index_chars <= self._room(self._single_prompt("", ""), "commits", False)
+                and len(normal) <= self.limits.max_ids):
             self.say(f"Asking {self.asker.model.model_id} for a plan (1 prompt)...")
             index = hunkmod.index_lines(normal, budget=index_chars)
             known = {h.id: h.path for h in normal}
@@ -389,7 +391,8 @@ class Planner:
                   for e in entries]
         if len(merged) >= len(groups):
             # The model merged nothing: pair neighbours so that every level shrinks.
-            pairs = zip(merged[::2], merged[1::2] + [None])
+            # Not strict: with an even count the padding None has no partner and is dropped.
+            pairs = zip(merged[::2], merged[1::2] + [None], strict=False)
             merged = [self._group(Entry(a.message, a.hints, a.ids + (b.ids if b else [])), a.where) for a, b in pairs]
         return self._combine(merged, level + 1)
 

@@ -6,9 +6,9 @@ import os
 import re
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pygit2
 
@@ -56,9 +56,11 @@ def _fixup_target(c: pygit2.Commit, earlier: list[pygit2.Commit]) -> tuple[int, 
     if not wanted:
         return None
     subjects = [_subject(e) for e in earlier]
-    for test in (lambda i: subjects[i] == wanted,
-                 lambda i: str(earlier[i].id).startswith(wanted.lower()) and len(wanted) >= 4,
-                 lambda i: subjects[i].startswith(wanted)):
+    tests: tuple[Callable[[int], bool], ...] = (
+        lambda i: subjects[i] == wanted,
+        lambda i: str(earlier[i].id).startswith(wanted.lower()) and len(wanted) >= 4,
+        lambda i: subjects[i].startswith(wanted))
+    for test in tests:
         for i in range(len(earlier)):
             if test(i) and not FIXUP.match(earlier[i].message.strip()):
                 return i, kind
@@ -283,12 +285,13 @@ def propose_with_model(repo: pygit2.Repository, name: str | None, source: str, r
                        say: Callable[[str], None]) -> Proposed:
     from git_retcon.model import choose as models
     from git_retcon.plan import propose
+    from git_retcon.plan.ask import Limits
 
     model = models.load(models.choose(repo, name, None), tools=False)
     if model.model_id == models.BUILTIN:
         raise RetconError(f"{models.BUILTIN} only applies `paths` and cannot propose a plan: "
                           "use --from-commits, or -m a language model")
-    limits = propose.Limits(context_tokens=budget, jobs=jobs)
+    limits = Limits(context_tokens=budget, jobs=jobs)
     p = propose.propose(repo, model, propose.Request(source, remote, cleaned, instructions, max_commits),
                         limits, say)
     t = p.tally
@@ -331,7 +334,7 @@ def edit(repo: pygit2.Repository, text: str, filename: str = "spec.toml") -> spe
             if proc.returncode != 0:
                 raise RetconError(f"the editor exited with {proc.returncode}: nothing was saved")
             edited = path.read_text(encoding="utf-8")
-            body = "\n".join(l for l in edited.splitlines() if not l.startswith("#")).strip()
+            body = "\n".join(ln for ln in edited.splitlines() if not ln.startswith("#")).strip()
             if not body:
                 return None
             try:

@@ -9,8 +9,9 @@ resume, commits on the cleaned branch past the spec's last entry are adopted.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any
 
 import llm
 import pygit2
@@ -63,7 +64,7 @@ class Tally:
     output_tokens: int = 0
     calls: int = 0
     per_commit: dict[int, dict[str, int]] = field(default_factory=dict)   # 1-based index -> usage
-    notes: dict[str, dict] = field(default_factory=dict)
+    notes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def tokens(self) -> int:
@@ -365,7 +366,7 @@ class Run:
         }
 
     def _session(self, stored: Stored, br: Branches, k: int, fix: bool, parent: str,
-                 note: dict | None = None) -> Session:
+                 note: dict[str, Any] | None = None) -> Session:
         return Session(
             wt=self.wt, source_tree=br.source_tree, parent=parent, verifier=self.verifier,
             fix=fix, on_commit=lambda message: self._record_commit(stored, br, k, message, fix, parent, note),
@@ -460,7 +461,7 @@ class Run:
         })
 
     def _record_commit(self, stored: Stored, br: Branches, k: int, message: str, fix: bool,
-                       parent: str, extra: dict | None = None) -> str:
+                       parent: str, extra: dict[str, Any] | None = None) -> str:
         """The write order that makes a crash at any instant resumable."""
         c = stored.spec.commits[k]
         if not fix:

@@ -10,7 +10,8 @@ finished by running it again: the new commits' notes say what they replace.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pygit2
 
@@ -107,7 +108,7 @@ def _note(store: Store, stored: Stored, k: int, shas: list[str], fold: bool) -> 
         return note
     repo = store.repo
     fixes = []
-    for sha, n in zip(shas[1:], notes[1:]):
+    for sha, n in zip(shas[1:], notes[1:], strict=True):
         ours = n.get("spec") == stored.name
         fixes.append({
             "commit": sha, "message": (get_commit(repo, sha).message or "").splitlines()[0],

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import pygit2
 
@@ -121,7 +121,8 @@ class _Collector:
 # -- the formats ---------------------------------------------------------------
 
 _PY_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
-_PY_EXC = re.compile(r"^(?:E\s+)?(?P<exc>(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Failure))(?::\s*(?P<msg>.*))?$")
+_PY_EXC = re.compile(r"^(?:E\s+)?(?P<exc>(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Failure))"
+                     r"(?::\s*(?P<msg>.*))?$")
 _PY_MISSING_NAME = [
     re.compile(r"NameError: name '(?P<n>\w+)' is not defined"),
     re.compile(r"ImportError: cannot import name '(?P<n>\w+)' from"),
@@ -153,7 +154,7 @@ def _python(lines: list[str], c: _Collector) -> None:
             c.test(m["id"])
             path = m["id"].split("::")[0]
             # The summary names the test file; a traceback above it says more, when there is one.
-            if path.endswith(".py") and not any(l.path == c.path(path) for l in c.out.locations):
+            if path.endswith(".py") and not any(ln.path == c.path(path) for ln in c.out.locations):
                 c.location("pytest", path, None, None, m["msg"] or m["kind"])
             c.keep(i)
             continue
@@ -210,7 +211,8 @@ def _last_e_line(lines: list[str], i: int) -> str:
     return lines[j][1:].strip() if j >= 0 else ""
 
 
-_MYPY = re.compile(r"^(?P<path>[^\s:][^:]*\.pyi?):(?P<line>\d+)(?::(?P<col>\d+))?: error: (?P<msg>.*?)(?:\s+\[[\w-]+\])?$")
+_MYPY = re.compile(r"^(?P<path>[^\s:][^:]*\.pyi?):(?P<line>\d+)(?::(?P<col>\d+))?: "
+                   r"error: (?P<msg>.*?)(?:\s+\[[\w-]+\])?$")
 _MYPY_NAMES = [
     re.compile(r'Name "(?P<n>\w+)" is not defined'),
     re.compile(r'Module "[\w.]+" has no attribute "(?P<n>\w+)"'),
@@ -236,7 +238,8 @@ def _mypy(lines: list[str], c: _Collector) -> None:
             c.module(mod["m"])
 
 
-_RUFF_CONCISE = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) (?:\[\*\] )?(?P<msg>.*)$")
+_RUFF_CONCISE = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): "
+                           r"(?P<code>[A-Z]+\d+) (?:\[\*\] )?(?P<msg>.*)$")
 _RUFF_HEAD = re.compile(r"^(?P<code>[A-Z]{1,4}\d{2,4}) (?:\[\*\] )?(?P<msg>.+)$")
 _ARROW = re.compile(r"^\s*--> (?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+)\s*$")
 _RUFF_NAME = re.compile(r"Undefined name `(?P<n>\w+)`")
@@ -263,7 +266,8 @@ def _ruff(lines: list[str], c: _Collector) -> None:
 
 
 _C_EXT = r"(?:c|h|cc|cpp|cxx|c\+\+|hpp|hh|hxx|m|mm|ipp|inl)"
-_C_DIAG = re.compile(rf"^(?P<path>[^\s:][^:]*\.{_C_EXT}):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<sev>fatal error|error|warning): (?P<msg>.*)$")
+_C_DIAG = re.compile(rf"^(?P<path>[^\s:][^:]*\.{_C_EXT}):(?P<line>\d+):(?:(?P<col>\d+):)? "
+                     r"(?P<sev>fatal error|error|warning): (?P<msg>.*)$")
 _C_NAMES = [
     re.compile(rf"implicit declaration of function {_Q}(?P<n>{_NAME}){_Q}"),
     re.compile(rf"^{_Q}(?P<n>{_NAME}){_Q} undeclared"),
@@ -344,7 +348,8 @@ def _rust(lines: list[str], c: _Collector) -> None:
             a = _ARROW.match(line)
             if a and a["path"].endswith(".rs"):
                 hi, hm = head
-                c.location("rustc", a["path"], a["line"], a["col"], f"error{'[' + hm['code'] + ']' if hm['code'] else ''}: {hm['msg']}")
+                code = f"[{hm['code']}]" if hm["code"] else ""
+                c.location("rustc", a["path"], a["line"], a["col"], f"error{code}: {hm['msg']}")
                 c.keep(hi)
                 c.keep(i)
                 head = None
@@ -377,8 +382,10 @@ def _rust_missing(text: str, c: _Collector) -> None:
         c.module(m["m"])
 
 
-_TSC = [re.compile(r"^(?P<path>[^\s(]+\.[cm]?[jt]sx?)\((?P<line>\d+),(?P<col>\d+)\): error (?P<code>TS\d+): (?P<msg>.*)$"),
-        re.compile(r"^(?P<path>[^\s:]+\.[cm]?[jt]sx?):(?P<line>\d+):(?P<col>\d+) - error (?P<code>TS\d+): (?P<msg>.*)$")]
+_TSC = [re.compile(r"^(?P<path>[^\s(]+\.[cm]?[jt]sx?)\((?P<line>\d+),(?P<col>\d+)\): "
+                   r"error (?P<code>TS\d+): (?P<msg>.*)$"),
+        re.compile(r"^(?P<path>[^\s:]+\.[cm]?[jt]sx?):(?P<line>\d+):(?P<col>\d+) - "
+                   r"error (?P<code>TS\d+): (?P<msg>.*)$")]
 _TSC_NAMES = [
     re.compile(r"Cannot find name '(?P<n>[\w$]+)'"),
     re.compile(r"has no exported member(?: named)? '(?P<n>[\w$]+)'"),
@@ -610,7 +617,8 @@ def blame(parsed: Parsed, commit_hunks: list[Hunk], remaining: list[Hunk],
         for suffix in _module_suffixes(module):
             for h in remaining:
                 if h.id not in found and _ends_with(h.path, suffix):
-                    found[h.id] = Candidate(h, f"{'adds' if h.kind == 'add' else 'changes'} {h.path} (missing `{module}`)")
+                    verb = "adds" if h.kind == "add" else "changes"
+                    found[h.id] = Candidate(h, f"{verb} {h.path} (missing `{module}`)")
     failing = {loc.path for loc in locations}
     for h in remaining:
         if h.id not in found and h.path in failing:
@@ -659,7 +667,7 @@ def brief(headline: str, output: str, parsed: Parsed, b: Blame, attempts: dict[s
     if b.locations:
         shown = []
         for loc in b.locations[:10]:
-            change = next((d for l, d in b.in_commit if l == loc), "not changed by this commit")
+            change = next((d for ln, d in b.in_commit if ln == loc), "not changed by this commit")
             shown.append(f"  {loc.key}: {change}")
         parts += ["", "Where it fails:", *shown]
         if len(b.locations) > 10:
@@ -678,15 +686,15 @@ def brief(headline: str, output: str, parsed: Parsed, b: Blame, attempts: dict[s
             parts.append(f"  ... and {b.more} more")
     else:
         parts += ["", "Candidate hunks in the remaining diff: none found for these locations and names"]
-    repeat = sorted(((n, k) for k, n in attempts.items() if n and k in {l.key for l in b.locations}), reverse=True)
+    repeat = sorted(((n, k) for k, n in attempts.items() if n and k in {ln.key for ln in b.locations}), reverse=True)
     if repeat:
         n, key = repeat[0]
         parts.append(f"This is rework attempt {n + 1} at {key}.")
     parts += ["", "Constraint: " + CONSTRAINT]
     record: dict[str, object] = {
-        "locations": [l.key for l in b.locations],
+        "locations": [ln.key for ln in b.locations],
         "names": parsed.names, "modules": parsed.modules, "tests": parsed.tests,
-        "blamed": sorted({l.path for l, _ in b.in_commit}),
+        "blamed": sorted({ln.path for ln, _ in b.in_commit}),
         "candidates": [c.hunk.id for c in b.candidates],
     }
     return Brief("\n".join(parts), record)
@@ -719,10 +727,10 @@ _NOISE = [(re.compile(r"0x[0-9a-fA-F]+"), "0x?"), (re.compile(r"\b\d+(?:\.\d+)?\
 def signature(parsed: Parsed, output: str) -> str:
     """What stays the same when the same failure happens again."""
     if parsed.locations or parsed.names or parsed.modules or parsed.tests:
-        text = "\n".join([l.key + " " + l.message for l in parsed.locations]
+        text = "\n".join([ln.key + " " + ln.message for ln in parsed.locations]
                          + parsed.names + parsed.modules + parsed.tests)
     else:
-        text = "\n".join(l.strip() for l in output.splitlines() if l.strip())
+        text = "\n".join(ln.strip() for ln in output.splitlines() if ln.strip())
     for rx, sub in _NOISE:
         text = rx.sub(sub, text)
     return text
@@ -730,7 +738,7 @@ def signature(parsed: Parsed, output: str) -> str:
 
 def observe(phase: str, output: str, parsed: Parsed, b: Blame, remaining: Iterable[str]) -> Observation:
     return Observation(
-        phase=phase, keys=frozenset(l.key for l in b.locations), tests=frozenset(parsed.tests),
+        phase=phase, keys=frozenset(ln.key for ln in b.locations), tests=frozenset(parsed.tests),
         tests_ran=phase == "test" and bool(parsed.tests) and not parsed.interrupted,
         signature=signature(parsed, output), remaining=frozenset(remaining),
         summary=evidence(parsed, output).split("\n[...")[0][:800],

@@ -5,6 +5,7 @@ command: the result is a JSON note on the tree under refs/notes/retcon-tests.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -13,9 +14,10 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Callable
+from typing import IO, Any
 
 from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import clean_env
@@ -54,7 +56,7 @@ class Result:
                 return line.strip()[:80]
         return f"exit {self.exit_code}"
 
-    def to_note(self) -> dict:
+    def to_note(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("cached")
         data.pop("kind")
@@ -67,7 +69,7 @@ def trim(output: str) -> str:
     if len(lines) <= _KEEP_HEAD + _KEEP_TAIL:
         text = "\n".join(lines)
     else:
-        middle = [l for l in lines[_KEEP_HEAD:-_KEEP_TAIL] if _INTERESTING.search(l)][:30]
+        middle = [ln for ln in lines[_KEEP_HEAD:-_KEEP_TAIL] if _INTERESTING.search(ln)][:30]
         skipped = len(lines) - _KEEP_HEAD - _KEEP_TAIL - len(middle)
         text = "\n".join(lines[:_KEEP_HEAD] + middle + [f"[... {skipped} lines omitted ...]"] + lines[-_KEEP_TAIL:])
     if len(text) > _MAX_CHARS:
@@ -131,11 +133,9 @@ def _drain(stream: IO[bytes], chunks: list[bytes], on_output: Callable[[str], No
     stream.close()
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 class Verifier:

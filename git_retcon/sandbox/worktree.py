@@ -44,7 +44,7 @@ class Worktree:
         return Path(text.removeprefix("gitdir:").strip())
 
     @classmethod
-    def ensure(cls, repo: pygit2.Repository, name: str, commit: str) -> "Worktree":
+    def ensure(cls, repo: pygit2.Repository, name: str, commit: str) -> Worktree:
         """Open the spec's worktree, creating (or re-creating) it detached at commit.
 
         Detached, so the cleaned branch is never "checked out" there and the user
@@ -132,7 +132,7 @@ class Worktree:
         if target.is_dir() and not target.is_symlink():
             raise PathRefused(f"{rel}: is a directory")
         key = self.rel(rel)
-        entry = self.index[key] if key in self.index else None
+        entry = self.index[key] if key in self.index else None  # noqa: SIM401 - pygit2.Index has no .get()
         mode = entry.mode if entry is not None and entry.mode in (
             pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE) else pygit2.GIT_FILEMODE_BLOB
         if target.is_symlink():

@@ -5,6 +5,7 @@ Errors are one line naming file, line and field, because users edit this file by
 from __future__ import annotations
 
 import bisect
+import contextlib
 import copy
 import difflib
 import re
@@ -275,10 +276,8 @@ class _Where:
 
     def __init__(self, text: str) -> None:
         s = _Scanner(text)
-        try:
+        with contextlib.suppress(Exception):  # positions are a courtesy; never mask the real error
             s.scan()
-        except Exception:  # noqa: BLE001 - positions are a courtesy; never mask the real error
-            pass
         self.top = s.top
         self.commits = s.commits or [_Table(n) for n in s.top.items.get("commit", [])]
 
@@ -374,17 +373,20 @@ class _Parser:
         source, remote, cleaned = (self.branch(data, name) for name in ("source", "remote", "cleaned"))
         for other, value in (("source", source), ("remote", remote)):
             if cleaned == value:
-                raise self.fail(f"'cleaned' is the same branch as '{other}' ({_q(value)}): name a new branch", "cleaned")
+                raise self.fail(f"'cleaned' is the same branch as '{other}' ({_q(value)}): name a new branch",
+                                "cleaned")
         build, test, model = (self.optional_str(data, name) for name in ("build", "test", "model"))
         timeout = data.get("timeout")
         if timeout is not None and (type(timeout) is not int or timeout <= 0):
             got = _q(timeout) if type(timeout) is int else _type(timeout)
-            raise self.fail(f"'timeout' must be a positive integer of seconds, not {got}: e.g. timeout = 600", "timeout")
+            raise self.fail(f"'timeout' must be a positive integer of seconds, not {got}: e.g. timeout = 600",
+                            "timeout")
         raw = data.get("commit")
         if raw is None or raw == []:
             raise self.fail("no [[commit]] entries: add at least one logical commit", "commit")
         if not isinstance(raw, list):
-            raise self.fail(f"'commit' must be an array of tables, not {_type(raw)}: write each as [[commit]]", "commit")
+            raise self.fail(f"'commit' must be an array of tables, not {_type(raw)}: write each as [[commit]]",
+                            "commit")
         commits = [self.commit(k, c) for k, c in enumerate(raw)]
         return Spec(source, remote, cleaned, commits, build=build, test=test, timeout=timeout, model=model)
 
@@ -422,30 +424,35 @@ class _Parser:
         hints = raw.get("hints", "")
         if not isinstance(hints, str):
             raise self.fail(f"'hints' must be a string, not {_type(hints)}: e.g. hints = \"\"\"...\"\"\"", "hints", k)
-        return LogicalCommit(message, hints, self.paths(k, raw.get("paths", [])), self.history(k, raw.get("history", [])),
-                             self.hunks(k, raw.get("hunks", [])))
+        return LogicalCommit(message, hints, self.paths(k, raw.get("paths", [])),
+                             self.history(k, raw.get("history", [])), self.hunks(k, raw.get("hunks", [])))
 
     def hunks(self, k: int, raw: object) -> list[str]:
         if not isinstance(raw, list):
-            raise self.fail(f"'hunks' must be an array of hunk ids, not {_type(raw)}: e.g. hunks = [\"0123abcdef\"]", "hunks", k)
+            raise self.fail(f"'hunks' must be an array of hunk ids, not {_type(raw)}: e.g. hunks = [\"0123abcdef\"]",
+                            "hunks", k)
         for j, h in enumerate(raw):
             if not isinstance(h, str) or not _HUNK_ID.fullmatch(h):
                 got = _q(h) if isinstance(h, str) else _type(h)
-                raise self.fail(f"must be a hunk id of 10 hex digits, not {got}: copy the ids `git retcon plan` wrote", "hunks", k, j)
+                raise self.fail(f"must be a hunk id of 10 hex digits, not {got}: copy the ids `git retcon plan` wrote",
+                                "hunks", k, j)
         return [h.lower() for h in raw]
 
     def paths(self, k: int, raw: object) -> list[str]:
         if not isinstance(raw, list):
-            raise self.fail(f"'paths' must be an array of strings, not {_type(raw)}: e.g. paths = [\"src/*.py\"]", "paths", k)
+            raise self.fail(f"'paths' must be an array of strings, not {_type(raw)}: e.g. paths = [\"src/*.py\"]",
+                            "paths", k)
         for j, p in enumerate(raw):
             if not isinstance(p, str) or not p:
                 got = "empty" if p == "" else _type(p)
-                raise self.fail(f"must be a non-empty string, not {got}: write a glob such as \"src/*.py\"", "paths", k, j)
+                raise self.fail(f"must be a non-empty string, not {got}: write a glob such as \"src/*.py\"",
+                                "paths", k, j)
             # Git paths use '/' only; a drive letter is refused too, as it is surely a mistake.
             if p.startswith("/") or re.match(r"[A-Za-z]:[/\\]", p):
                 raise self.fail(f"{_q(p)} is absolute: write it relative to the repository root", "paths", k, j)
             if ".." in p.split("/"):
-                raise self.fail(f"{_q(p)} has a '..' component: write it relative to the repository root", "paths", k, j)
+                raise self.fail(f"{_q(p)} has a '..' component: write it relative to the repository root",
+                                "paths", k, j)
         return list(raw)
 
     def history(self, k: int, raw: object) -> list[Entry]:
@@ -458,7 +465,8 @@ class _Parser:
                     hint = "did you mean 'complete'?" if difflib.get_close_matches(e, ["complete"]) else _ENTRY_HELP
                     raise self.fail(f"unknown entry {_q(e)}: {hint}", "history", k, j)
                 if j != len(raw) - 1:
-                    raise self.fail('"complete" must be the last entry: remove it or the entries after it', "history", k, j)
+                    raise self.fail('"complete" must be the last entry: remove it or the entries after it',
+                                    "history", k, j)
                 out.append(Complete())
                 continue
             if not isinstance(e, dict):
@@ -508,7 +516,8 @@ def _check(s: str, what: str) -> None:
     # A lone surrogate has no UTF-8 encoding and no TOML escape: refuse rather than lose it.
     m = _SURROGATE.search(s)
     if m:
-        raise SpecError(f"spec: {what} contains a lone surrogate U+{ord(m.group()):04X}, which TOML cannot store: remove it")
+        raise SpecError(f"spec: {what} contains a lone surrogate U+{ord(m.group()):04X}, "
+                        "which TOML cannot store: remove it")
 
 
 def _escape(c: str) -> str:

@@ -162,7 +162,7 @@ class Store:
 
     # -- the run lock -----------------------------------------------------
 
-    def lock(self, name: str) -> "RunLock":
+    def lock(self, name: str) -> RunLock:
         return RunLock(self.git_dir / "retcon" / "locks" / (safe_name(name) + ".lock"), name)
 
 
@@ -190,7 +190,7 @@ class RunLock:
         self.name = name
         self.fd: int | None = None
 
-    def __enter__(self) -> "RunLock":
+    def __enter__(self) -> RunLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:

@@ -17,7 +17,7 @@ from git_retcon.cli import cli
 from testing.flow import SPEC, feature_repo, retcon
 from testing.gitrepo import GitRepo
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BASH_COMPLETION = ROOT / "completion" / "git-retcon"
 BIN = Path(sys.executable).parent
 GIT_COMPLETIONS = ["/usr/share/bash-completion/completions/git", "/usr/share/git/completion/git-completion.bash",

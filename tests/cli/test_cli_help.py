@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from git_retcon.cli import cli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MAN = ROOT / "man" / "git-retcon.1"
 BIN = Path(sys.executable).parent
 NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__",

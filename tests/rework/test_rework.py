@@ -12,7 +12,7 @@ import pytest
 from git_retcon.diff import hunks
 from git_retcon.rework import analysis as rework
 
-FIXTURES = Path(__file__).parent / "fixtures" / "rework"
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def parsed(name: str, root: str) -> rework.Parsed:

@@ -1,0 +1,39 @@
+"""The remaining diff as hunks with stable ids, their exact application, and their text.
+
+hunk.py (the Hunk type, ids, modes) < remaining.py (tree to tree) and apply.py (to the
+worktree and index) < render.py (read_diff's pages, the prompts' index). The names below
+are the package's public face: `from git_retcon import diff` then `diff.remaining(...)`.
+"""
+from git_retcon.diff.apply import apply
+from git_retcon.diff.hunk import (
+    KINDS,
+    MODE_BLOB,
+    MODE_EXEC,
+    MODE_GITLINK,
+    MODE_LINK,
+    MODE_TREE,
+    Edit,
+    Hunk,
+    split_lines,
+)
+from git_retcon.diff.remaining import remaining
+from git_retcon.diff.render import ASSIGNED_BUDGET, assigned_text, index_lines, render, stat
+
+__all__ = [
+    "ASSIGNED_BUDGET",
+    "KINDS",
+    "MODE_BLOB",
+    "MODE_EXEC",
+    "MODE_GITLINK",
+    "MODE_LINK",
+    "MODE_TREE",
+    "Edit",
+    "Hunk",
+    "apply",
+    "assigned_text",
+    "index_lines",
+    "remaining",
+    "render",
+    "split_lines",
+    "stat",
+]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import llm
 
-from git_retcon.diff import hunks
+from git_retcon import diff as hunks
 from git_retcon.git.plumbing import get_commit
 from git_retcon.sandbox.runner import Verifier
 from git_retcon.sandbox.worktree import PathRefused, Worktree

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pygit2
 
-from git_retcon.diff.hunks import Hunk
+from git_retcon.diff.hunk import Hunk
 
 # Lock file -> the manifests whose change it follows.
 LOCKS = {

@@ -21,8 +21,8 @@ from typing import TypeVar
 import llm
 import pygit2
 
-from git_retcon.diff import hunks as hunkmod
-from git_retcon.diff.hunks import Hunk
+from git_retcon import diff as hunkmod
+from git_retcon.diff.hunk import Hunk
 from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import fork_point
 from git_retcon.model.step import template
@@ -144,7 +144,7 @@ def overview(hunks: list[Hunk], budget: int) -> str:
 
 
 def index_line_costs(hunks: list[Hunk]) -> dict[str, int]:
-    """Characters each hunk's line takes in hunks.index_lines, newline included."""
+    """Characters each hunk's line takes in diff.index_lines, newline included."""
     return {h.id: len(hunkmod.index_lines([h], budget=10 ** 6)) + 1 for h in hunks}
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pygit2
 
-from git_retcon.diff import hunks as hunkmod
+from git_retcon import diff as hunkmod
 from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import clean_env, fork_point, get_tree, git, main_workdir
 from git_retcon.plan.branches import ONTO_FIX, source_commits

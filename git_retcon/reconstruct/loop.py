@@ -16,7 +16,8 @@ from typing import Any
 import llm
 import pygit2
 
-from git_retcon.diff import hunks
+from git_retcon import diff as hunks
+from git_retcon import rework
 from git_retcon.errors import BudgetStop, RetconError, StuckStop
 from git_retcon.failpoint import failpoint
 from git_retcon.git.plumbing import (
@@ -36,7 +37,6 @@ from git_retcon.model.step import (
     template,
 )
 from git_retcon.model.tools import Outcome, Session
-from git_retcon.rework import analysis as rework
 from git_retcon.sandbox.runner import Result, Verifier, check_command_exists
 from git_retcon.sandbox.worktree import Worktree, ensure_not_checked_out
 from git_retcon.state import cost

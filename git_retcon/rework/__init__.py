@@ -1,0 +1,34 @@
+"""Where a failure comes from, said by plain code before a model is asked.
+
+parsed.py (Location, Parsed, evidence) < parsers.py (the table of formats: parse) <
+blame.py (candidates in the remaining diff) < brief.py (the rework brief) and
+escalation.py (the rules that stop a fix loop) < diagnose.py (one failure, all of it).
+"""
+from git_retcon.rework.blame import Blame, Candidate, blame, resolve_path
+from git_retcon.rework.brief import CONSTRAINT, Brief, brief
+from git_retcon.rework.diagnose import Diagnosis, Failure, diagnose
+from git_retcon.rework.escalation import PERSISTENT_ATTEMPTS, Escalation, Observation, observe, signature
+from git_retcon.rework.parsed import Location, Parsed, evidence
+from git_retcon.rework.parsers import parse
+
+__all__ = [
+    "CONSTRAINT",
+    "PERSISTENT_ATTEMPTS",
+    "Blame",
+    "Brief",
+    "Candidate",
+    "Diagnosis",
+    "Escalation",
+    "Failure",
+    "Location",
+    "Observation",
+    "Parsed",
+    "blame",
+    "brief",
+    "diagnose",
+    "evidence",
+    "observe",
+    "parse",
+    "resolve_path",
+    "signature",
+]

@@ -65,7 +65,7 @@ class LogicalCommit:
     hints: str = ""
     paths: list[str] = field(default_factory=list)
     history: list[Entry] = field(default_factory=list)
-    # Hunk ids (content hashes, see hunks.py) that `plan` assigned to this commit.
+    # Hunk ids (content hashes, see diff/hunk.py) that `plan` assigned to this commit.
     hunks: list[str] = field(default_factory=list)
 
     @property

@@ -8,7 +8,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from git_retcon.diff import hunks as H
+from git_retcon import diff as H
 from testing.gitrepo import GitRepo
 
 # ---------------------------------------------------------------------------

@@ -183,7 +183,7 @@ hunks = [{rest}]
 def test_run_gets_assigned_hunks_and_retcon_paths_applies_them_without_paths(project, tmp_path, scripted):
     import pygit2
 
-    from git_retcon.diff.hunks import remaining
+    from git_retcon.diff.remaining import remaining
 
     r = pygit2.Repository(str(project.path))
     left = remaining(r, project.tree("main"), project.tree("feature"))

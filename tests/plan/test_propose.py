@@ -43,7 +43,7 @@ def stored(repo: GitRepo, name: str = "feature-clean") -> str:
 
 
 def remaining_ids(repo: GitRepo, source: str = "feature", remote: str = "main") -> dict[str, str]:
-    from git_retcon.diff.hunks import remaining
+    from git_retcon.diff.remaining import remaining
 
     r = pygit2.Repository(str(repo.path))
     base = r.merge_base(r.revparse_single(source).id, r.revparse_single(remote).id)

@@ -9,8 +9,9 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from git_retcon.diff import hunks
-from git_retcon.rework import analysis as rework
+from git_retcon import diff as hunks
+from git_retcon import rework
+from git_retcon.rework.blame import _definition
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -244,7 +245,7 @@ def test_missing_module_header_and_short_paths_find_their_files(repo):
     (b"int count_words(const char *s) {\n", "count_words"), (b"int clamp(int v, int lo, int hi);\n", "clamp"),
 ])
 def test_definitions_are_recognised(source, name):
-    assert rework._definition(name).search(source)
+    assert _definition(name).search(source)
 
 
 @pytest.mark.parametrize("source, name", [
@@ -252,7 +253,7 @@ def test_definitions_are_recognised(source, name):
     (b"if slugify == other:\n", "slugify"), (b"# def slugify is below\n", "slugify"),
 ])
 def test_uses_are_not_definitions(source, name):
-    assert not rework._definition(name).search(source)
+    assert not _definition(name).search(source)
 
 
 # -- escalation, on real parses ------------------------------------------------------------

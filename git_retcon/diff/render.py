@@ -1,0 +1,276 @@
+"""The remaining diff as text: read_diff's pages, the prompts' hunk index, assigned ids."""
+from __future__ import annotations
+
+from git_retcon.diff.hunk import (
+    MODE_GITLINK,
+    MODE_LINK,
+    Hunk,
+    count_lines,
+    has_nul,
+    is_text_entry,
+    split_lines,
+)
+
+
+def stat(hunks: list[Hunk]) -> tuple[int, int, int]:
+    """(files, added lines, removed lines)."""
+    files = {h.path for h in hunks}
+    return len(files), sum(h.added_lines for h in hunks), sum(h.removed_lines for h in hunks)
+
+
+def _summary(hunks: list[Hunk]) -> str:
+    files, added, removed = stat(hunks)
+    return (f"{len(hunks)} hunk{'s' if len(hunks) != 1 else ''} in {files} file{'s' if files != 1 else ''} "
+            f"(+{added} -{removed} lines)")
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+_MAX_SHOWN_LINE = 2000
+
+
+def _show_lines(sign: str, data: bytes) -> list[str]:
+    out = []
+    for line in split_lines(data):
+        text = _decode(line[:-1] if line.endswith(b"\n") else line)
+        if len(text) > _MAX_SHOWN_LINE:
+            text = text[:_MAX_SHOWN_LINE] + f" [line cut: {len(text) - _MAX_SHOWN_LINE} more characters]"
+        out.append(sign + text)
+        if not line.endswith(b"\n"):
+            out.append("\\ No newline at end of file")
+    return out
+
+
+def _describe_entry(mode: int, data: bytes, size: int | None = None) -> str:
+    size = len(data) if size is None else size
+    if mode == MODE_LINK:
+        return f"symlink -> {_decode(data)}" if data else "symlink"
+    if mode == MODE_GITLINK:
+        return "submodule"
+    kind = "binary file" if has_nul(data) else "file"
+    return f"{kind} mode {mode:o}, {size} bytes"
+
+
+def _edit_block(old_start: int, old_n: int, new_start: int, new_n: int, removed: bytes, added: bytes) -> list[str]:
+    return [f"@@ -{old_start},{old_n} +{new_start},{new_n} @@", *_show_lines("-", removed), *_show_lines("+", added)]
+
+
+def _block(h: Hunk) -> list[str]:
+    """A hunk as lines of text: the id line, a header, then the body."""
+    lines = [f"hunk {h.id} {h.path} ({h.kind})"]
+    if h.kind == "modify":
+        lines += _edit_block(h.old_start, h.old_lines, h.new_start, h.new_lines, h.removed, h.added)
+    elif h.kind == "add":
+        if h.new_mode == MODE_GITLINK:
+            lines.append(f"new submodule at commit {h.new_oid}")
+        elif not is_text_entry(h.new_mode, h.added):
+            lines.append(f"new {_describe_entry(h.new_mode, h.added)}")
+        else:
+            n = count_lines(h.added)
+            lines.append(f"new file mode {h.new_mode:o}, {n} lines")
+            if n:
+                lines.append(f"@@ -0,0 +1,{n} @@")
+                lines += _show_lines("+", h.added)
+    elif h.kind == "delete":
+        if is_text_entry(h.old_mode, h.removed):
+            lines.append(f"deleted file mode {h.old_mode:o}, {count_lines(h.removed)} lines ({len(h.removed)} bytes)")
+        else:
+            lines.append(f"deleted {_describe_entry(h.old_mode, h.removed)}")
+    elif h.kind == "rename":
+        lines.append(f"renamed from {h.old_path} ({h.similarity}% similar)")
+        if h.old_mode != h.new_mode:
+            lines.append(f"mode {h.old_mode:o} -> {h.new_mode:o}")
+        for e in h.edits:
+            lines += _edit_block(*e)
+        if not h.edits and h.old_oid != h.new_oid:
+            lines.append(f"content replaced: {h.old_size} bytes -> {len(h.added)} bytes")
+    elif h.kind == "mode":
+        lines.append(f"mode {h.old_mode:o} -> {h.new_mode:o}")
+    else:  # binary
+        old = _describe_entry(h.old_mode, b"", h.old_size) if h.old_mode not in (MODE_LINK,) else "symlink"
+        lines.append(f"whole-file replacement: {old} -> {_describe_entry(h.new_mode, h.added)}")
+    return lines
+
+
+def _cut_block(h: Hunk, lines: list[str], avail: int) -> str:
+    text = "\n".join(lines)
+    if len(text) <= avail:
+        return text
+    kept: list[str] = []
+    used = 0
+    for i, line in enumerate(lines):
+        omitted = len(lines) - i
+        note = (f"[{omitted} more lines omitted; apply_hunks(['{h.id}']) applies the whole hunk]")
+        if used + len(line) + 1 + len(note) > avail:
+            kept.append(note)
+            break
+        kept.append(line)
+        used += len(line) + 1
+    text = "\n".join(kept)
+    if len(text) > avail:  # absurdly small budget: hard cut
+        text = text[:avail]
+    return text
+
+
+def _filtered(hunks: list[Hunk], path_prefix: str) -> list[Hunk]:
+    prefix = path_prefix.strip()
+    while prefix.startswith("./"):
+        prefix = prefix[2:]
+    prefix = prefix.lstrip("/")
+    if prefix in ("", "."):
+        return list(hunks)
+    return [h for h in hunks if h.path.startswith(prefix) or (h.old_path or "").startswith(prefix)]
+
+
+def render(hunks: list[Hunk], *, path_prefix: str = "", page: int = 1, budget: int = 24000) -> str:
+    """The remaining diff as text for the model, paged to at most `budget` characters a page."""
+    if not hunks:
+        return "Remaining diff: no remaining changes"
+    selected = _filtered(hunks, path_prefix)
+    if not selected:
+        return _fit(f"Remaining diff: no hunks under {path_prefix!r} ({_summary(hunks)} elsewhere; "
+                    f"read_diff() without a path lists them all)", budget)
+
+    def header(p: int, q: int) -> str:
+        head = f"Remaining diff: {_summary(selected)}; page {p} of {q}"
+        if len(selected) != len(hunks):
+            head += f" (under {path_prefix!r}; {len(hunks)} hunks in all)"
+        return head
+
+    def trailer(p: int) -> str:
+        arg = f"path={path_prefix!r}, " if path_prefix else ""
+        return f"(more: read_diff({arg}page={p + 1}))"
+
+    n = len(selected)
+    reserve = len(header(n, n)) + 2 + len(trailer(n)) + 2
+    avail = max(budget - reserve, 1)
+    blocks = [_cut_block(h, _block(h), avail) for h in selected]
+
+    pages: list[list[str]] = [[]]
+    used = 0
+    for b in blocks:
+        cost = len(b) + (2 if pages[-1] else 0)
+        if pages[-1] and used + cost > avail:
+            pages.append([])
+            used = 0
+            cost = len(b)
+        pages[-1].append(b)
+        used += cost
+    q = len(pages)
+    if page < 1 or page > q:
+        return _fit(f"Remaining diff: {_summary(selected)}; page {page} is out of range: "
+                    f"valid pages are 1 to {q}", budget)
+    parts = [header(page, q), *pages[page - 1]]
+    if page < q:
+        parts.append(trailer(page))
+    return _fit("\n\n".join(parts), budget)
+
+
+def _fit(text: str, budget: int) -> str:
+    return text if len(text) <= budget else text[:budget]
+
+
+def _first_change(h: Hunk) -> str:
+    if h.kind == "modify":
+        for sign, data in (("+", h.added), ("-", h.removed)):
+            for line in split_lines(data):
+                s = _decode(line).strip()
+                if s:
+                    return sign + s
+        return "+" if h.added else "-"
+    if h.kind == "add":
+        if not is_text_entry(h.new_mode, h.added):
+            return _describe_entry(h.new_mode, h.added) if h.new_mode != MODE_GITLINK else "submodule"
+        for line in split_lines(h.added):
+            s = _decode(line).strip()
+            if s:
+                return "+" + s
+        return "(empty file)"
+    if h.kind == "rename":
+        return f"from {h.old_path} ({h.similarity}%)"
+    if h.kind == "mode":
+        return f"{h.old_mode:o} -> {h.new_mode:o}"
+    if h.kind == "binary":
+        return f"{h.old_size} -> {len(h.added)} bytes"
+    return ""
+
+
+def _trim(s: str, n: int = 60) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def index_lines(hunks: list[Hunk], *, budget: int = 12000) -> str:
+    """A compact index of the hunks for prompts; never longer than `budget` characters."""
+    if not hunks:
+        return _fit("no remaining changes", budget)
+    per_hunk = "\n".join(
+        f"{h.id} {h.path} {h.kind} +{h.added_lines} -{h.removed_lines} {_trim(_first_change(h))}".rstrip()
+        for h in hunks
+    )
+    if len(per_hunk) <= budget:
+        return per_hunk
+
+    lead = f"{_summary(hunks)}"
+    files: dict[str, list[Hunk]] = {}
+    for h in hunks:
+        files.setdefault(h.path, []).append(h)
+    per_file = "\n".join(
+        [lead + ", by file:"]
+        + [f"{p}: {len(hs)} hunk{'s' if len(hs) != 1 else ''} +{sum(h.added_lines for h in hs)} "
+           f"-{sum(h.removed_lines for h in hs)} ids: {' '.join(h.id for h in hs)}" for p, hs in files.items()]
+    )
+    if len(per_file) <= budget:
+        return per_file
+
+    final = "call read_diff(path=...) for details"
+    rows: list[str] = []
+    for depth in (3, 2, 1):
+        groups: dict[str, list[Hunk]] = {}
+        for h in hunks:
+            parts = h.path.split("/")[:-1][:depth]
+            groups.setdefault("/".join(parts) + "/" if parts else "(top level)", []).append(h)
+        rows = [
+            f"{d}: {len({h.path for h in hs})} files, {len(hs)} hunks "
+            f"+{sum(h.added_lines for h in hs)} -{sum(h.removed_lines for h in hs)}"
+            for d, hs in groups.items()
+        ]
+        text = "\n".join([lead + ", by directory:", *rows, final])
+        if len(text) <= budget:
+            return text
+    # Even one line per top-level directory is too long: keep what fits, say what was left out.
+    for head in ([lead + ", by directory:"], []):
+        kept = list(head)
+        size = sum(len(x) + 1 for x in kept) + len(final)
+        for i, row in enumerate(rows):
+            more = f"... and {len(rows) - i} more directories"
+            if size + len(row) + 1 + len(more) + 1 > budget:
+                kept.append(more)
+                break
+            kept.append(row)
+            size += len(row) + 1
+        text = "\n".join([*kept, final])
+        if len(text) <= budget:
+            return text
+    return _fit(final, budget)
+
+
+ASSIGNED_BUDGET = 12000
+
+
+def assigned_text(ids: list[str], remaining: list[Hunk]) -> str:
+    """The prompt's `Assigned hunks:` value: the commit's planned ids still in the remaining
+    diff (ids are content hashes, so they hold while the hunk's content does)."""
+    if not ids:
+        return "(none)"
+    live_ids = {h.id for h in remaining}
+    live = [i for i in ids if i in live_ids]
+    shown = live[: ASSIGNED_BUDGET // 11]
+    text = " ".join(shown) if shown else "(none left)"
+    if len(shown) < len(live):
+        text += f" (and {len(live) - len(shown)} more, not shown)"
+    if len(live) < len(ids):
+        text += (f" ({len(ids) - len(live)} of the {len(ids)} planned are no longer in the remaining "
+                 "diff: applied already, or changed since the plan)")
+    return text

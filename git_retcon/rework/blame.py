@@ -1,0 +1,153 @@
+"""blame(): a failure intersected with this logical commit's change and with the remaining diff.
+
+Hunks that define a missing name, add a missing module, or touch a failing file are
+the candidates.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from git_retcon.diff.hunk import Hunk
+from git_retcon.rework.parsed import Location, Parsed
+
+MAX_CANDIDATES = 15
+
+@dataclass(frozen=True)
+class Candidate:
+    hunk: Hunk
+    reason: str
+
+
+@dataclass
+class Blame:
+    locations: list[Location]                 # resolved to repository paths
+    in_commit: list[tuple[Location, str]]     # locations in files this commit changed, with the change
+    candidates: list[Candidate]
+    more: int = 0                             # candidates left out of the list
+
+
+def _definition(name: str) -> re.Pattern[bytes]:
+    n = re.escape(name).encode()
+    forms = [
+        rb"(?:async\s+)?def\s+" + n + rb"\b",                           # Python
+        rb"class\s+" + n + rb"\b",                                      # Python, TS, C++
+        n + rb"\s*(?::[^=\n]*)?=(?!=)",                                  # X = ... / X: T = ...
+        rb"(?:pub(?:\([^)]*\))?\s+)?(?:const\s+|async\s+|unsafe\s+|extern\s+\"C\"\s+)*fn\s+" + n + rb"\b",
+        rb"(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|type|mod|const|static|union|macro_rules!)\s+" + n + rb"\b",
+        rb"type\s+" + n + rb"\b",                                       # Go, TS
+        rb"func\s+(?:\([^)]*\)\s*)?" + n + rb"\s*[(\[]",                 # Go
+        rb"export\b[^\n]*\b" + n + rb"\b",                              # TS/JS exports
+        rb"(?:async\s+)?function\s*\*?\s*" + n + rb"\b",                # JS
+        rb"(?:const|let|var|interface|enum)\s+" + n + rb"\b",          # JS/TS
+        rb"#\s*define\s+" + n + rb"\b",                                 # C macros
+        rb"(?:typedef\b[^;]*\b" + n + rb"\s*;|struct\s+" + n + rb"\s*\{)",  # C types
+        rb"(?!return\b|else\b|case\b)[A-Za-z_][\w \t*]*[\s*]" + n + rb"\s*\([^;{]*\)\s*[{;]?\s*$",  # C
+    ]
+    return re.compile(rb"^[ \t]*(?:" + rb"|".join(forms) + rb")", re.M)
+
+
+_FILE_EXT = re.compile(r"\.(?:h|hh|hpp|hxx|inc|rs|[cm]?[jt]sx?|go|py|pyi)$")
+_MODULE_FILES = (".py", "/__init__.py", ".ts", ".tsx", ".d.ts", ".js", "/index.ts", "/index.js", ".rs", "/mod.rs", "/")
+
+
+_IMPORT = re.compile(rb"^[ \t]*(?:import\s|from\s+\S+\s+import\s|#\s*include\s|use\s+[\w:{]|"
+                     rb"(?:const|let|var)\s+\w+\s*=\s*require\(|extern\s+crate\s)", re.M)
+
+
+def _module_suffixes(module: str) -> list[str]:
+    """Paths that would provide a missing module (Python dotted, TS relative, Rust),
+    header or file."""
+    m = module.strip()
+    while m.startswith(("./", "../")):
+        m = m.split("/", 1)[1]
+    if _FILE_EXT.search(m):
+        return [m]
+    base = m if "/" in m else m.replace(".", "/")
+    return [base + ext for ext in _MODULE_FILES]
+
+
+def _ends_with(path: str, suffix: str) -> bool:
+    if suffix.endswith("/"):
+        return ("/" + path).find("/" + suffix) >= 0
+    return path == suffix or path.endswith("/" + suffix)
+
+
+def resolve_path(path: str, known: Iterable[str], prefer: Iterable[str] = ()) -> str:
+    """A printed path as a repository path: itself, or the one file it is a suffix of
+    (go and ld print paths relative to a package, or base names)."""
+    known = list(known)
+    if path in known:
+        return path
+    matches = [k for k in known if k.endswith("/" + path)]
+    preferred = [k for k in matches if k in set(prefer)]
+    if len(preferred) == 1:
+        return preferred[0]
+    return matches[0] if len(matches) == 1 else path
+
+
+def blame(parsed: Parsed, commit_hunks: list[Hunk], remaining: list[Hunk],
+          known_paths: Iterable[str]) -> Blame:
+    """Intersect the failure with this logical commit's change (commit_hunks: the
+    diff from before the commit to now) and find its candidates in the remaining diff."""
+    changed = {h.path for h in commit_hunks}
+    known = set(known_paths) | changed | {h.path for h in remaining}
+    locations = []
+    for loc in parsed.locations:
+        p = resolve_path(loc.path, known, changed)
+        locations.append(Location(p, loc.line, loc.col, loc.message))
+    in_commit = []
+    for loc in locations:
+        if loc.path in changed:
+            in_commit.append((loc, _describe_change(loc, [h for h in commit_hunks if h.path == loc.path])))
+
+    found: dict[str, Candidate] = {}
+    for name in parsed.names:
+        rx = _definition(name)
+        for h in remaining:
+            if h.id in found or h.kind not in ("modify", "add"):
+                continue
+            m = rx.search(h.added)
+            if m:
+                end = h.added.find(b"\n", m.start())
+                line = h.added[m.start(): end if end >= 0 else None].decode("utf-8", "replace").strip()
+                found[h.id] = Candidate(h, f"defines `{name}` ({line[:70]})")
+    # A definition often needs the imports added above it in the same file.
+    for c in list(found.values()):
+        for h in remaining:
+            if h.id not in found and h.path == c.hunk.path and h.kind == "modify" and _IMPORT.search(h.added):
+                found[h.id] = Candidate(h, f"imports in {h.path}, next to that definition")
+    for module in parsed.modules:
+        for suffix in _module_suffixes(module):
+            for h in remaining:
+                if h.id not in found and _ends_with(h.path, suffix):
+                    verb = "adds" if h.kind == "add" else "changes"
+                    found[h.id] = Candidate(h, f"{verb} {h.path} (missing `{module}`)")
+    failing = {loc.path for loc in locations}
+    for h in remaining:
+        if h.id not in found and h.path in failing:
+            found[h.id] = Candidate(h, f"touches the failing file {h.path}")
+    ranked = list(found.values())
+    return Blame(locations, in_commit, ranked[:MAX_CANDIDATES], max(len(ranked) - MAX_CANDIDATES, 0))
+
+
+def _describe_change(loc: Location, hunks: list[Hunk]) -> str:
+    """Which part of this commit's change the location falls in (or near)."""
+    if not hunks:
+        return "changed by this commit"
+    whole = [h for h in hunks if h.kind != "modify"]
+    if whole:
+        return f"{whole[0].kind} by this commit"
+    if loc.line is None:
+        return f"changed by this commit in {len(hunks)} places"
+    best = min(hunks, key=lambda h: _distance(loc.line or 0, h))
+    lo, hi = best.new_start, best.new_start + max(best.new_lines, 1) - 1
+    where = f"lines {lo}-{hi}" if hi > lo else f"line {lo}"
+    near = "in" if _distance(loc.line, best) == 0 else "near"
+    return f"{near} this commit's change at {where} (+{best.added_lines} -{best.removed_lines})"
+
+
+def _distance(line: int, h: Hunk) -> int:
+    lo, hi = h.new_start, h.new_start + max(h.new_lines, 1) - 1
+    return 0 if lo <= line <= hi else min(abs(line - lo), abs(line - hi))

@@ -29,9 +29,10 @@ def run(name: str | None, model: str | None, squash_wip: bool, dry_run: bool, ma
       git retcon run feature-clean -m gpt-4.1
       git retcon run --dry-run
     """
-    from git_retcon.reconstruct.loop import Options, Run
+    from git_retcon.reconstruct.loop import Options, Run, reconstruct
 
     store = open_store()
-    Run(store.repo, store, resolve_name(store, name),
-        Options(model=model, dry_run=dry_run, max_fix=max_fix, max_tokens=max_tokens, squash_wip=squash_wip),
-        UI(quiet, verbose)).execute()
+    reconstruct(Run(store.repo, store, resolve_name(store, name),
+                    Options(model=model, dry_run=dry_run, max_fix=max_fix, max_tokens=max_tokens,
+                            squash_wip=squash_wip),
+                    UI(quiet, verbose)))

@@ -46,9 +46,8 @@ def status(name: str | None, as_json: bool) -> None:
                    f"run{'s' if len(runs) != 1 else ''}; last run: {runs[-1]['tokens']['input']} in, "
                    f"{runs[-1]['tokens']['output']} out ({runs[-1].get('stop')})")
     k = spec.current()
-    if k is not None and spec.commits[k].state == "stuck":
-        last = spec.commits[k].history[-1]
-        click.echo(f"\nStuck: {last.summary}")  # type: ignore[union-attr]
+    if k is not None and (stuck := spec.commits[k].stuck()) is not None:
+        click.echo(f"\nStuck: {stuck.summary}")
         click.echo(f"Resolve with: git retcon resolve -m \"...\" {stored.name}")
 
 

@@ -72,6 +72,16 @@ class LogicalCommit:
     def state(self) -> str:
         return _STATE_OF[type(self.history[-1])] if self.history else "pending"
 
+    def stuck(self) -> Stuck | None:
+        """The stuck entry this commit stopped on, if it is stuck."""
+        last = self.history[-1] if self.history else None
+        return last if isinstance(last, Stuck) else None
+
+    def resolved(self) -> Resolved | None:
+        """The human's resolution this commit resumes from, if that is its last entry."""
+        last = self.history[-1] if self.history else None
+        return last if isinstance(last, Resolved) else None
+
     @property
     def created(self) -> list[str]:
         """The commits on the cleaned branch for this logical commit, oldest first."""

@@ -1,0 +1,130 @@
+"""What the parts of the loop share: the run's options and counters, the branches
+resolved once per run, and `Work`, the one context every step of one logical
+commit takes (instead of threading spec, branches and index through each call).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+import llm
+import pygit2
+
+from git_retcon.errors import BudgetStop, StuckStop
+from git_retcon.git.plumbing import fork_point, ref_target
+from git_retcon.model.step import DEFAULT_CHAIN_LIMIT
+from git_retcon.sandbox.runner import Verifier
+from git_retcon.sandbox.worktree import Worktree
+from git_retcon.state import spec as specmod
+from git_retcon.state.store import Store, Stored
+from git_retcon.ui import UI
+
+DEFAULT_MAX_FIX = 5
+
+
+@dataclass
+class Options:
+    model: str | None = None
+    dry_run: bool = False
+    max_fix: int = DEFAULT_MAX_FIX
+    chain_limit: int = DEFAULT_CHAIN_LIMIT
+    max_tokens: int | None = None      # stop the run (resumable) once it has used this many
+    squash_wip: bool = False           # fold WIP commits into their logical commit at the end
+
+
+@dataclass
+class Tally:
+    """The tokens this run spent, in all and per logical commit."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    calls: int = 0
+    per_commit: dict[int, dict[str, int]] = field(default_factory=dict)   # 1-based index -> usage
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass
+class Run:
+    """One `git retcon run`: where it works, how, and what it has spent."""
+
+    repo: pygit2.Repository
+    store: Store
+    name: str
+    opts: Options
+    ui: UI
+    tally: Tally = field(default_factory=Tally)
+
+
+class Branches:
+    """source, remote, base and the cleaned branch, resolved once per run."""
+
+    def __init__(self, repo: pygit2.Repository, spec: specmod.Spec):
+        fork = fork_point(repo, spec.source, spec.remote,
+                          "check that `remote` is the branch the source was started from")
+        self.source = fork.source
+        self.remote = fork.remote
+        self.base = str(fork.base.id)
+        self.source_tree = str(self.source.tree_id)
+        self.cleaned_ref = f"refs/heads/{spec.cleaned}"
+        self.cleaned_tip = ref_target(repo, self.cleaned_ref)
+
+
+@dataclass
+class Work:
+    """Logical commit k being reconstructed, with everything its steps need."""
+
+    run: Run
+    stored: Stored
+    br: Branches
+    wt: Worktree
+    verifier: Verifier
+    model: llm.Model
+    k: int
+
+    @property
+    def spec(self) -> specmod.Spec:
+        return self.stored.spec
+
+    @property
+    def commit(self) -> specmod.LogicalCommit:
+        return self.stored.spec.commits[self.k]
+
+    @property
+    def n(self) -> int:
+        return len(self.stored.spec.commits)
+
+    @property
+    def is_last(self) -> bool:
+        return self.k == self.n - 1
+
+    def tip(self) -> str:
+        """The cleaned branch's tip (the base before the first commit)."""
+        return ref_target(self.run.repo, self.br.cleaned_ref) or self.br.base
+
+    def save(self, message: str) -> None:
+        """Write the spec (CAS) with what was appended to its history."""
+        self.run.store.update(self.stored, message)
+
+    def stop_stuck(self, summary: str) -> NoReturn:
+        self.commit.history.append(specmod.Stuck(summary))
+        self.save(f"commit {self.k + 1} stuck")
+        self.run.ui.bad("✗ Stuck - stopping")
+        raise StuckStop(
+            f"commit {self.k + 1}/{self.n} is stuck: {summary}\n"
+            f"When you have fixed it, record what you did and run again:\n"
+            f"  git retcon resolve -m \"what you changed\" {self.spec.cleaned}\n"
+            f"  git retcon run {self.spec.cleaned}"
+        )
+
+    def stop_budget(self) -> NoReturn:
+        tally, opts = self.run.tally, self.run.opts
+        self.run.ui.bad("✗ Token budget reached - stopping")
+        raise BudgetStop(
+            f"token budget reached: {tally.tokens} tokens used in this run "
+            f"(--max-tokens {opts.max_tokens}), while on commit {self.k + 1}/{self.n}. Nothing is stuck and "
+            f"everything committed so far is kept. To go on, run again (each run has its own budget):\n"
+            f"  git retcon run {self.spec.cleaned} --max-tokens N"
+        )

@@ -1,0 +1,147 @@
+"""What the loop writes, in the order that makes a crash at any instant resumable.
+
+One created commit: commit object, its note, the cleaned branch (CAS), the spec
+entry (CAS). The cleaned branch ref moves here and only here (`move_branch`).
+On resume, commits found on the cleaned branch past the spec's last entry are
+adopted; a logical commit becomes complete here (`complete`), once verified.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pygit2
+
+from git_retcon.errors import RetconError
+from git_retcon.failpoint import failpoint
+from git_retcon.git.plumbing import cas_ref, first_parent_chain, full_sha, short, signature
+from git_retcon.reconstruct.context import Branches, Run, Work
+from git_retcon.state import cost
+from git_retcon.state import spec as specmod
+from git_retcon.state.store import NOTES_REF, Stored
+
+
+def move_branch(run: Run, br: Branches, new: str, old: str | None, why: str) -> None:
+    """The one place the cleaned branch moves: compare-and-swap from old."""
+    cas_ref(run.repo, br.cleaned_ref, new, old, f"retcon: {why}")
+
+
+def start_branch(run: Run, stored: Stored, br: Branches) -> str:
+    """The cleaned branch's tip, creating it at the merge-base on the first run."""
+    spec = stored.spec
+    recorded = [sha for c in spec.commits for sha in c.created]
+    tip = br.cleaned_tip
+    if tip is None:
+        if recorded:
+            raise RetconError(
+                f"branch '{spec.cleaned}' is gone but the spec records {len(recorded)} commits on it: "
+                f"restore it with `git branch {spec.cleaned} {recorded[-1][:12]}`, "
+                f"or start over with `git retcon abort {spec.cleaned}`"
+            )
+        run.ui.line("Creating cleaned branch from merge-base...")
+        move_branch(run, br, br.base, None, f"start {spec.cleaned} at merge-base")
+        tip = br.base
+    else:
+        run.ui.line(f"Resuming cleaned branch at {short(tip)}")
+    run.ui.line(f"Base commit: {short(br.base)}")
+    return tip
+
+
+def adopt(run: Run, stored: Stored, br: Branches, tip: str) -> None:
+    """Check the branch still holds the recorded commits; adopt those past them."""
+    spec = stored.spec
+    recorded = [sha for c in spec.commits for sha in c.created]
+    stop = run.repo.merge_base(pygit2.Oid(hex=tip), br.source.id)
+    chain = first_parent_chain(run.repo, tip, str(stop) if stop else br.base)
+    full = [full_sha(run.repo, s) for s in recorded]
+    if chain[: len(full)] != full:
+        missing = next((s for i, s in enumerate(full) if i >= len(chain) or chain[i] != s), None)
+        raise RetconError(
+            f"branch '{spec.cleaned}' no longer holds the recorded commits "
+            f"(first missing: {short(missing)}): restore it with "
+            f"`git branch -f {spec.cleaned} {full[-1][:12]}`, or start over with "
+            f"`git retcon abort {spec.cleaned}`"
+        )
+    extra = chain[len(full):]
+    if not extra:
+        return
+    started = any(c.history for c in spec.commits)
+    if not started and any(not ours(run, sha) for sha in extra):
+        raise RetconError(
+            f"branch '{spec.cleaned}' already exists with commits git-retcon did not make: "
+            "choose another `cleaned` name (git retcon spec edit), or delete that branch"
+        )
+    k = spec.current()
+    if k is None:
+        # A commit on a finished branch reopens the last logical commit: it is
+        # complete again only once its new tip is verified (and equals the source).
+        k = len(spec.commits) - 1
+        spec.commits[k].history.pop()
+    for sha in extra:
+        run.ui.line(f"Adopting {short(sha)} into commit {k + 1}/{len(spec.commits)}")
+        spec.commits[k].history.append(specmod.CommitCreated(sha))
+        run.store.update(stored, f"adopt {short(sha)} into commit {k + 1}")
+
+
+def ours(run: Run, sha: str) -> bool:
+    note = run.store.read_note(NOTES_REF, sha)
+    return bool(note and note.get("spec") == run.name)
+
+
+def create_commit(w: Work, message: str, fix: bool, parent: str, extra: dict[str, Any] | None = None) -> str:
+    """Commit the worktree on parent as logical commit k's next commit, and record it."""
+    c = w.commit
+    if not fix:
+        message = initial_message(c.message, message)
+    author = signature(w.wt.path, "AUTHOR")
+    committer = signature(w.wt.path, "COMMITTER")
+    sha = w.wt.commit(message, parent, author, committer)
+    failpoint("after-commit-object")
+    note = {"spec": w.run.name, "index": w.k + 1, "kind": "wip" if c.created else "initial",
+            "attempt": len(c.created) + 1, "tokens": {"input": 0, "output": 0}, **(extra or {})}
+    w.run.store.write_note(NOTES_REF, sha, note)
+    move_branch(w.run, w.br, sha, parent, message.splitlines()[0])
+    failpoint("after-branch-ref")
+    w.wt.move_head(sha)
+    c.history.append(specmod.CommitCreated(sha))
+    w.save(f"commit {w.k + 1}: created {short(sha)}")
+    failpoint("after-spec-entry")
+    w.run.ui.line(f"Creating commit... {short(sha)}")
+    return sha
+
+
+def complete(w: Work) -> None:
+    """Logical commit k built and passed at the branch tip: it is complete."""
+    w.commit.history.append(specmod.Complete())
+    w.save(f"commit {w.k + 1} complete")
+
+
+def step_tokens(w: Work, sha: str, input_tokens: int, output_tokens: int, calls: int, retries: int) -> None:
+    """What the step that made commit sha spent, into that commit's note."""
+    note = w.run.store.read_note(NOTES_REF, sha) or {}
+    note["tokens"] = {"input": input_tokens, "output": output_tokens}
+    note["model_calls"] = calls
+    if retries:
+        note["model_retries"] = retries
+    w.run.store.write_note(NOTES_REF, sha, note)
+
+
+def run_totals(run: Run, stored: Stored, model: str, stop: str) -> None:
+    """The run's token totals, noted on the spec's current commit."""
+    tally = run.tally
+    if not tally.calls:
+        return
+    cost.add_run(run.store, stored, {
+        "model": model, "stop": stop,
+        "tokens": cost.usage(tally.input_tokens, tally.output_tokens, tally.calls),
+        "commits": {str(i): u for i, u in sorted(tally.per_commit.items())},
+    })
+
+
+def initial_message(spec_message: str, model_message: str) -> str:
+    """The spec's message is authoritative; a body the model wrote is kept when the spec has none."""
+    spec_message = spec_message.strip()
+    if "\n" in spec_message:
+        return spec_message + "\n"
+    lines = model_message.strip().splitlines()
+    body = "\n".join(lines[1:]).strip()
+    return spec_message + ("\n\n" + body if body else "") + "\n"

@@ -1,0 +1,68 @@
+"""What a run prints about itself: the header, the closing report with the token
+tally, and `run --dry-run`."""
+from __future__ import annotations
+
+from git_retcon import diff as hunks
+from git_retcon.git.plumbing import get_commit, short
+from git_retcon.reconstruct.context import Branches, Run
+from git_retcon.state import spec as specmod
+from git_retcon.state.store import Stored
+
+
+def header(run: Run, spec: specmod.Spec, br: Branches, model: str | None) -> None:
+    ui = run.ui
+    ui.line(f"Spec: {run.name}")
+    ui.line(f"Source: {spec.source} ({short(str(br.source.id))})")
+    ui.line(f"Remote: {spec.remote}")
+    ui.line(f"Cleaned: {spec.cleaned}")
+    if model:
+        ui.line(f"Model: {model}")
+
+
+def skipped_commands(run: Run, spec: specmod.Spec) -> None:
+    for kind in ("build", "test"):
+        if not getattr(spec, kind):
+            run.ui.line(f"No {kind} command configured: {'builds' if kind == 'build' else 'tests'} skipped.")
+
+
+def tokens(run: Run) -> None:
+    """This run's token tally (nothing when no model was called)."""
+    t = run.tally
+    if t.calls:
+        run.ui.line(f"Tokens this run: {t.input_tokens} in, {t.output_tokens} out ({t.calls} model calls)")
+
+
+def final(run: Run, stored: Stored) -> None:
+    spec = stored.spec
+    ui = run.ui
+    # By message: a human's adopted fix is not a WIP commit.
+    wips = sum(1 for c in spec.commits for sha in c.created
+               if get_commit(run.repo, sha).message.startswith("WIP:"))
+    ui.heading("Complete!")
+    ui.line(f"{len(spec.commits)} logical commits created")
+    ui.line(f"{wips} WIP fix commits")
+    tokens(run)
+    if run.tally.calls:
+        for i, u in sorted(run.tally.per_commit.items()):
+            ui.line(f"  commit {i}: {u['input']} in, {u['output']} out, {u['calls']} calls")
+    ui.line(f"Branch: {spec.cleaned}")
+    if wips:
+        ui.line("To squash WIP commits (trees and test records stay as they are):")
+        ui.line(f"  git retcon squash {spec.cleaned}")
+
+
+def dry_run(run: Run, stored: Stored, br: Branches) -> None:
+    spec = stored.spec
+    ui = run.ui
+    header(run, spec, br, None)
+    tip = br.cleaned_tip or br.base
+    ui.line(f"Base commit: {short(br.base)}")
+    ui.line(f"Cleaned branch: {short(br.cleaned_tip) if br.cleaned_tip else 'not created yet'}")
+    left = hunks.remaining(run.repo, str(get_commit(run.repo, tip).tree_id), br.source_tree)
+    files, added, removed = hunks.stat(left)
+    ui.line(f"Remaining diff: {len(left)} hunks in {files} files (+{added} -{removed})")
+    for i, c in enumerate(spec.commits):
+        ui.line(f"  {i + 1}. [{c.state}] {c.summary}")
+    k = spec.current()
+    ui.line("Dry run: nothing was changed. "
+            + (f"Next: commit {k + 1}." if k is not None else "Nothing left to do."))

@@ -1,0 +1,101 @@
+"""One model step of the loop (an extraction or a fix): its prompt's values, the
+tools' session, the call, and the tokens it spent, counted against --max-tokens.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from git_retcon import diff as hunks
+from git_retcon.model.step import ModelUnavailable, run_step, template
+from git_retcon.model.tools import Outcome, Session
+from git_retcon.reconstruct import record
+from git_retcon.reconstruct.context import Work
+from git_retcon.state import cost
+from git_retcon.state import spec as specmod
+
+INDEX_BUDGET = 12000
+
+
+def session(w: Work, fix: bool, parent: str, note: dict[str, Any] | None = None) -> Session:
+    """The tools' state for one step; a commit it makes is recorded on parent."""
+    return Session(
+        wt=w.wt, source_tree=w.br.source_tree, parent=parent, verifier=w.verifier,
+        fix=fix, on_commit=lambda message: record.create_commit(w, message, fix, parent, note),
+    )
+
+
+def prompt_values(w: Work, s: Session) -> dict[str, str]:
+    c = w.commit
+    with w.run.ui.waiting("Computing diff"):
+        remaining = s.remaining()
+    files, added, removed = hunks.stat(remaining)
+    w.run.ui.line(f"Computing diff ({added + removed} lines)...")
+    return {
+        "k": str(w.k + 1), "n": str(w.n), "summary": c.summary,
+        "message": c.message, "hints": c.hints.strip() or "(none)",
+        "paths": json.dumps(c.paths) if c.paths else "(none given)",
+        "assigned": hunks.assigned_text(c.hunks, remaining),
+        "resolution": resolution_text(c),
+        "stat": f"{len(remaining)} hunks in {files} files (+{added} -{removed})",
+        "index": hunks.index_lines(remaining, budget=INDEX_BUDGET) if remaining else "(empty)",
+    }
+
+
+def resolution_text(commit: specmod.LogicalCommit) -> str:
+    """The human's resolution (and what it answers) when the last stuck was resolved."""
+    last_stuck = last_resolved = None
+    for i, entry in enumerate(commit.history):
+        if isinstance(entry, specmod.Stuck):
+            last_stuck = (i, entry.summary)
+        elif isinstance(entry, specmod.Resolved):
+            last_resolved = (i, entry.text)
+    if last_resolved is None or (last_stuck is not None and last_stuck[0] > last_resolved[0]):
+        return ""
+    text = f"\nResolution from a human: {last_resolved[1]}\n"
+    if last_stuck is not None:
+        text += f"(It answers this earlier stuck summary: {last_stuck[1]})\n"
+    return text
+
+
+def step(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> Outcome:
+    """Run one step with the prompt template prompt_file; stuck and budget stops end the run."""
+    run = w.run
+    tally = run.tally
+    if run.opts.max_tokens is not None and tally.tokens >= run.opts.max_tokens:
+        w.stop_budget()
+    try:
+        res = run_step(w.model, template("system.md").template, template(prompt_file).substitute(values),
+                       template("steer.md").substitute(values), s, run.opts.chain_limit,
+                       over_budget=_over_budget(run.opts.max_tokens, tally.tokens), on_retry=_retrying(w))
+    except ModelUnavailable as exc:
+        w.stop_stuck(f"{exc}. Nothing of this step was recorded; the state is saved. "
+                     "When the backend works again, resolve (e.g. -m \"retry\") and run again.")
+    tally.input_tokens += res.input_tokens
+    tally.output_tokens += res.output_tokens
+    tally.calls += res.calls
+    spent = cost.usage(res.input_tokens, res.output_tokens, res.calls)
+    mine = tally.per_commit.setdefault(w.k + 1, cost.usage(0, 0, 0))
+    for key in mine:
+        mine[key] += spent[key]
+    if res.outcome.commit:
+        record.step_tokens(w, res.outcome.commit, res.input_tokens, res.output_tokens, res.calls, res.retries)
+    elif res.calls:
+        cost.add_spent(run.store, w.stored, w.k + 1, spent, res.outcome.kind)
+    run.ui.detail(f"model: {res.calls} calls, {res.input_tokens} tokens in, {res.output_tokens} out")
+    if res.outcome.kind == "budget":
+        w.stop_budget()
+    if res.outcome.kind == "stuck":
+        w.stop_stuck(res.outcome.text)
+    return res.outcome
+
+
+def _over_budget(limit: int | None, before: int) -> Callable[[int], bool] | None:
+    return None if limit is None else (lambda spent: before + spent >= limit)
+
+
+def _retrying(w: Work) -> Callable[[str, int, float], None]:
+    def say(error: str, attempt: int, seconds: float) -> None:
+        w.run.ui.line(f"Model error ({error}); retrying in {seconds:.1f}s (try {attempt + 1})")
+    return say

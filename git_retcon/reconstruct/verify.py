@@ -1,0 +1,93 @@
+"""Build and test a created commit: the one place the loop runs the configured
+commands on the cleaned branch's tip, and the final-tree rule for the last commit.
+"""
+from __future__ import annotations
+
+from git_retcon import diff as hunks
+from git_retcon import rework
+from git_retcon.errors import RetconError
+from git_retcon.git.plumbing import get_commit
+from git_retcon.reconstruct.context import Work
+from git_retcon.sandbox.runner import Result
+from git_retcon.state.store import NOTES_REF
+
+_LABELS = {"build": "Building", "test": "Tests"}
+
+
+def verify(w: Work) -> rework.Failure | None:
+    """Build and test the branch tip; None when it passes, else the failure."""
+    ui = w.run.ui
+    tip = w.tip()
+    w.wt.reset(tip)
+    tree = str(get_commit(w.run.repo, tip).tree_id)
+    results = w.verifier.verify(
+        tree, on_start=lambda kind: ui.start(_LABELS[kind]),
+        on_done=lambda r: ui.finish(r.passed, verdict(r)), on_output=ui.output,
+    )
+    _note_results(w, tip, results)
+    for r in results:
+        if r.result == "timeout":
+            w.stop_stuck(f"{r.kind} `{r.command}` timed out after {r.seconds:.0f}s: "
+                         "fix the command or raise `timeout` in the spec (git retcon spec edit)")
+        if r.result == "notfound":
+            raise RetconError(
+                f"{r.kind} command `{r.command}` was not found in the worktree (exit 127): "
+                f"fix `{r.kind}` in the spec (git retcon spec edit {w.run.name}), then run again"
+            )
+        if not r.passed:
+            return as_failure(r)
+    failure = tree_failure(w, tree)
+    if failure is not None:
+        ui.bad(f"Final tree differs from '{w.spec.source}' in {len(failure.paths)} paths")
+    return failure
+
+
+def recorded_failure(w: Work, sha: str) -> rework.Failure | None:
+    """How commit sha failed, from the recorded results of its tree (None: passed or never ran)."""
+    tree = str(get_commit(w.run.repo, sha).tree_id)
+    for kind in ("build", "test"):
+        if w.verifier.configured(kind):
+            r = w.verifier.cached(tree, kind)
+            if r is None:
+                return None
+            if not r.passed:
+                return as_failure(r)
+    return tree_failure(w, tree)
+
+
+def tree_failure(w: Work, tree: str) -> rework.Failure | None:
+    """The last logical commit must end on the source tip's tree."""
+    if not w.is_last or tree == w.br.source_tree:
+        return None
+    left = hunks.remaining(w.run.repo, tree, w.br.source_tree)
+    paths = sorted({h.path for h in left})
+    return rework.Failure(
+        "tree", "This is the last logical commit, and its tree must equal the source branch tip, "
+        f"but {len(left)} hunks in {len(paths)} files remain: {', '.join(paths[:50])}.",
+        "Apply them (they belong to this last commit, since no later commit will take "
+        "them), or call stuck naming the paths you cannot place.", tuple(paths))
+
+
+def _note_results(w: Work, tip: str, results: list[Result]) -> None:
+    """The build/test verdicts go into the tested commit's own note too."""
+    store = w.run.store
+    note = store.read_note(NOTES_REF, tip)
+    if note is None or note.get("spec") != w.run.name:
+        return
+    for kind in ("build", "test"):
+        r = next((r for r in results if r.kind == kind), None)
+        if r is not None:
+            note[kind] = r.result
+        elif not w.verifier.configured(kind):
+            note[kind] = "skipped"
+    store.write_note(NOTES_REF, tip, note)
+
+
+def as_failure(r: Result) -> rework.Failure:
+    return rework.Failure(r.kind, f"{r.kind.capitalize()} failed: `{r.command}` (exit {r.exit_code})", r.output)
+
+
+def verdict(r: Result) -> str:
+    word = "PASS" if r.passed else "FAIL"
+    extra = " (cached)" if r.cached else ""
+    return f"{word}{extra}" if r.passed else f"{word} ({r.reason()}){extra}"

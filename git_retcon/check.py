@@ -23,7 +23,10 @@ from git_retcon.git.plumbing import (
     ref_target,
     short,
 )
-from git_retcon.state.store import NOTES_REF, TESTS_REF, Store, Stored
+from git_retcon.state import notes
+from git_retcon.state.notes import CommandKind
+from git_retcon.state.spec import LogicalCommit
+from git_retcon.state.store import Store, Stored
 
 # How far past the recorded commits the branch walk goes before giving up on
 # finding the merge-base: a branch rebased elsewhere must not cost a full-history walk.
@@ -42,10 +45,9 @@ def commit_rows(store: Store, stored: Stored) -> list[dict[str, Any]]:
     for i, c in enumerate(stored.spec.commits):
         tokens = {"input": 0, "output": 0}
         for sha in c.created:
-            note = store.read_note(NOTES_REF, sha) or {}
-            t = note.get("tokens") or {}
-            tokens["input"] += int(t.get("input", 0) or 0)
-            tokens["output"] += int(t.get("output", 0) or 0)
+            t = notes.commit_tokens(store, sha)
+            tokens["input"] += t["input"]
+            tokens["output"] += t["output"]
         result = tree_result(store, c.created[-1]) if c.created else None
         rows.append({
             "index": i + 1, "message": c.summary, "state": c.state, "commits": c.created,
@@ -60,9 +62,8 @@ def tree_result(store: Store, sha: str) -> tuple[str, str] | None:
     commit = find_commit(store.repo, sha)
     if commit is None:
         return None
-    note = store.read_note(TESTS_REF, str(commit.tree_id)) or {}
-    b = note.get("build", {}).get("result") if isinstance(note.get("build"), dict) else None
-    t = note.get("test", {}).get("result") if isinstance(note.get("test"), dict) else None
+    records = notes.tree_records(store, str(commit.tree_id))
+    b, t = (records[kind].get("result") if kind in records else None for kind in notes.COMMAND_KINDS)
     return (b or "none", t or "none")
 
 
@@ -119,7 +120,7 @@ def verify(store: Store, stored: Stored, allow_wip: bool = False, rerun: bool = 
     return v
 
 
-def _open_text(stored: Stored, open_: list[tuple[int, Any]]) -> str:
+def _open_text(stored: Stored, open_: list[tuple[int, LogicalCommit]]) -> str:
     n = len(stored.spec.commits)
     i, c = open_[0]
     what = {
@@ -129,8 +130,8 @@ def _open_text(stored: Stored, open_: list[tuple[int, Any]]) -> str:
         "pending": f"not started: run `git retcon run {stored.name}`",
     }[c.state]
     text = f"commit {i + 1}/{n} is {c.state}: {c.summary}: {what}"
-    if c.state == "stuck":
-        reason = c.history[-1].summary.strip().splitlines()
+    if (stuck := c.stuck()) is not None:
+        reason = stuck.summary.strip().splitlines()
         text += f"\n    stuck because: {reason[0] if reason else '(no summary)'}"
     if len(open_) > 1:
         text += f"\n    (and {plural(len(open_) - 1, 'later logical commit')} not complete)"
@@ -207,8 +208,8 @@ def source_moved_on(repo: pygit2.Repository, src: pygit2.Commit, tree: str, base
     return []
 
 
-def _commands(stored: Stored) -> dict[str, str]:
-    return {kind: cmd for kind in ("build", "test") if (cmd := getattr(stored.spec, kind))}
+def _commands(stored: Stored) -> dict[CommandKind, str]:
+    return {kind: cmd for kind in notes.COMMAND_KINDS if (cmd := getattr(stored.spec, kind))}
 
 
 def _tests_item(store: Store, stored: Stored) -> tuple[bool, str]:
@@ -226,10 +227,10 @@ def _tests_item(store: Store, stored: Stored) -> tuple[bool, str]:
         if commit is None:
             problems.setdefault("not in this repository (git retcon pull)", []).append(str(i + 1))
             continue
-        note = store.read_note(TESTS_REF, str(commit.tree_id)) or {}
+        records = notes.tree_records(store, str(commit.tree_id))
         for kind, command in commands.items():
-            rec = note.get(kind)
-            if not isinstance(rec, dict) or rec.get("command") != command:
+            rec = records.get(kind)
+            if rec is None or rec.get("command") != command:
                 problems.setdefault(f"{kind} never ran", []).append(f"{i + 1} {short(str(commit.id))}")
                 break
             if rec.get("result") != "pass":

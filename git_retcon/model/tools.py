@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import llm
 
@@ -17,6 +17,7 @@ from git_retcon import diff as hunks
 from git_retcon.git.plumbing import get_commit
 from git_retcon.sandbox.runner import Verifier
 from git_retcon.sandbox.worktree import PathRefused, Worktree
+from git_retcon.state.notes import CommandKind
 
 if TYPE_CHECKING:
     from llm.models import ToolDef
@@ -34,7 +35,7 @@ class ToolError(Exception):
 
 @dataclass
 class Outcome:
-    kind: str                 # "commit", "stuck", or "budget" (the token budget ran out)
+    kind: Literal["commit", "stuck", "budget"]   # budget: the token budget ran out
     text: str                 # the commit message, or the stuck summary
     commit: str | None = None
 
@@ -177,7 +178,7 @@ class Session:
 
     # -- plumbing ------------------------------------------------------------
 
-    def _run(self, kind: str) -> str:
+    def _run(self, kind: CommandKind) -> str:
         if not self.verifier.configured(kind):
             return f"No {kind} command is configured: nothing to run."
         # A record (from the loop's clean runs) answers at once. Otherwise the command

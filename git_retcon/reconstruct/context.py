@@ -16,6 +16,7 @@ from git_retcon.model.step import DEFAULT_CHAIN_LIMIT
 from git_retcon.sandbox.runner import Verifier
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import spec as specmod
+from git_retcon.state.notes import Usage
 from git_retcon.state.store import Store, Stored
 from git_retcon.ui import UI
 
@@ -39,7 +40,7 @@ class Tally:
     input_tokens: int = 0
     output_tokens: int = 0
     calls: int = 0
-    per_commit: dict[int, dict[str, int]] = field(default_factory=dict)   # 1-based index -> usage
+    per_commit: dict[int, Usage] = field(default_factory=dict)   # 1-based index -> usage
 
     @property
     def tokens(self) -> int:

@@ -63,8 +63,7 @@ def _fix_step(w: Work, diag: rework.Diagnosis, attempt: int) -> None:
     ui = w.run.ui
     tip = w.tip()
     w.wt.reset(tip)
-    # The brief goes into the WIP commit's note: why it was made, for squash and for humans.
-    session = steps.session(w, True, tip, {"diagnosis": diag.brief.text, "rework": diag.brief.record})
+    session = steps.session(w, True, tip, diag.brief)
     values = steps.prompt_values(w, session)
     values.update(attempt=str(attempt), brief=diag.brief.text)
     candidates = diag.blame.candidates

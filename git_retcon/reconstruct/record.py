@@ -7,17 +7,16 @@ adopted; a logical commit becomes complete here (`complete`), once verified.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import pygit2
 
 from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
 from git_retcon.git.plumbing import cas_ref, first_parent_chain, full_sha, short, signature
 from git_retcon.reconstruct.context import Branches, Run, Work
-from git_retcon.state import cost
+from git_retcon.rework import Brief
+from git_retcon.state import notes
 from git_retcon.state import spec as specmod
-from git_retcon.state.store import NOTES_REF, Stored
+from git_retcon.state.store import Stored
 
 
 def move_branch(run: Run, br: Branches, new: str, old: str | None, why: str) -> None:
@@ -65,7 +64,7 @@ def adopt(run: Run, stored: Stored, br: Branches, tip: str) -> None:
     if not extra:
         return
     started = any(c.history for c in spec.commits)
-    if not started and any(not ours(run, sha) for sha in extra):
+    if not started and any(not notes.made_by(run.store, sha, run.name) for sha in extra):
         raise RetconError(
             f"branch '{spec.cleaned}' already exists with commits git-retcon did not make: "
             "choose another `cleaned` name (git retcon spec edit), or delete that branch"
@@ -82,13 +81,9 @@ def adopt(run: Run, stored: Stored, br: Branches, tip: str) -> None:
         run.store.update(stored, f"adopt {short(sha)} into commit {k + 1}")
 
 
-def ours(run: Run, sha: str) -> bool:
-    note = run.store.read_note(NOTES_REF, sha)
-    return bool(note and note.get("spec") == run.name)
-
-
-def create_commit(w: Work, message: str, fix: bool, parent: str, extra: dict[str, Any] | None = None) -> str:
-    """Commit the worktree on parent as logical commit k's next commit, and record it."""
+def create_commit(w: Work, message: str, fix: bool, parent: str, brief: Brief | None = None) -> str:
+    """Commit the worktree on parent as logical commit k's next commit, and record it.
+    A fix's brief goes into the WIP commit's note: why it was made, for squash and for humans."""
     c = w.commit
     if not fix:
         message = initial_message(c.message, message)
@@ -96,9 +91,11 @@ def create_commit(w: Work, message: str, fix: bool, parent: str, extra: dict[str
     committer = signature(w.wt.path, "COMMITTER")
     sha = w.wt.commit(message, parent, author, committer)
     failpoint("after-commit-object")
-    note = {"spec": w.run.name, "index": w.k + 1, "kind": "wip" if c.created else "initial",
-            "attempt": len(c.created) + 1, "tokens": {"input": 0, "output": 0}, **(extra or {})}
-    w.run.store.write_note(NOTES_REF, sha, note)
+    note = notes.new_commit(w.run.name, w.k + 1, "wip" if c.created else "initial", len(c.created) + 1)
+    if brief is not None:
+        note["diagnosis"] = brief.text
+        note["rework"] = brief.record
+    notes.write_commit(w.run.store, sha, note)
     move_branch(w.run, w.br, sha, parent, message.splitlines()[0])
     failpoint("after-branch-ref")
     w.wt.move_head(sha)
@@ -117,12 +114,14 @@ def complete(w: Work) -> None:
 
 def step_tokens(w: Work, sha: str, input_tokens: int, output_tokens: int, calls: int, retries: int) -> None:
     """What the step that made commit sha spent, into that commit's note."""
-    note = w.run.store.read_note(NOTES_REF, sha) or {}
+    note = notes.read_commit(w.run.store, sha)
+    if note is None:   # create_commit wrote it; only a hand-deleted note is missing
+        note = notes.new_commit(w.run.name, w.k + 1, "initial", 1)
     note["tokens"] = {"input": input_tokens, "output": output_tokens}
     note["model_calls"] = calls
     if retries:
         note["model_retries"] = retries
-    w.run.store.write_note(NOTES_REF, sha, note)
+    notes.write_commit(w.run.store, sha, note)
 
 
 def run_totals(run: Run, stored: Stored, model: str, stop: str) -> None:
@@ -130,9 +129,9 @@ def run_totals(run: Run, stored: Stored, model: str, stop: str) -> None:
     tally = run.tally
     if not tally.calls:
         return
-    cost.add_run(run.store, stored, {
+    notes.add_run(run.store, stored.commit, {
         "model": model, "stop": stop,
-        "tokens": cost.usage(tally.input_tokens, tally.output_tokens, tally.calls),
+        "tokens": notes.usage(tally.input_tokens, tally.output_tokens, tally.calls),
         "commits": {str(i): u for i, u in sorted(tally.per_commit.items())},
     })
 

@@ -11,7 +11,7 @@ finished by running it again: the new commits' notes say what they replace.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import cast
 
 import pygit2
 
@@ -26,8 +26,10 @@ from git_retcon.git.plumbing import (
     short,
     signature,
 )
+from git_retcon.state import notes
 from git_retcon.state import spec as specmod
-from git_retcon.state.store import NOTES_REF, Store, Stored
+from git_retcon.state.notes import CommitNote, SquashedFix, SquashedStop
+from git_retcon.state.store import Store, Stored
 
 
 def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
@@ -79,7 +81,7 @@ def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
         first, last = get_commit(repo, shas[0]), get_commit(repo, shas[-1])
         new = str(repo.create_commit(None, first.author, committer, first.message, last.tree_id,
                                      [pygit2.Oid(hex=parent)]))
-        store.write_note(NOTES_REF, new, _note(store, stored, k, shas, fold))
+        notes.write_commit(store, new, _note(store, stored, k, shas, fold))
         made[k] = new
         parent = new
         folded += len(shas) - 1 if fold else 0
@@ -92,31 +94,36 @@ def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
     return folded
 
 
-def _note(store: Store, stored: Stored, k: int, shas: list[str], fold: bool) -> dict[str, Any]:
+def _note(store: Store, stored: Stored, k: int, shas: list[str], fold: bool) -> CommitNote:
     """The new commit's note: the first commit's, with tokens summed over all it replaces,
     the last one's build/test results, and for a fold the provenance of the fixes."""
-    notes = [store.read_note(NOTES_REF, s) or {} for s in shas]
-    note = {key: v for key, v in notes[0].items() if key not in ("diagnosis", "rework", "squashed")}
-    note.update(spec=stored.name, index=k + 1, kind="initial", attempt=1)
-    note["tokens"] = {t: sum(int((n.get("tokens") or {}).get(t, 0) or 0) for n in notes) for t in ("input", "output")}
-    note["model_calls"] = sum(int(n.get("model_calls", 0) or 0) for n in notes)
-    for kind in ("build", "test"):
-        if kind in notes[-1]:
-            note[kind] = notes[-1][kind]
+    olds = [notes.read_commit(store, s) for s in shas]
+    note = notes.new_commit(stored.name, k + 1, "initial", 1)
+    # Keys of the first note this version does not know are kept, as they were.
+    kept = {key: v for key, v in (olds[0] or {}).items() if key not in ("diagnosis", "rework", "squashed")}
+    note = cast(CommitNote, {**kept, **note})
+    tokens = [notes.tokens_of(n) for n in olds]
+    note["tokens"] = {"input": sum(t["input"] for t in tokens), "output": sum(t["output"] for t in tokens)}
+    note["model_calls"] = sum(int(n.get("model_calls", 0) or 0) for n in olds if n)
+    tested = olds[-1]
+    for kind in notes.COMMAND_KINDS:
+        if tested and kind in tested:
+            note[kind] = tested[kind]
     if not fold:
         note["rewritten_from"] = shas[-1]
         return note
     repo = store.repo
-    fixes = []
-    for sha, n in zip(shas[1:], notes[1:], strict=True):
-        ours = n.get("spec") == stored.name
+    fixes: list[SquashedFix] = []
+    for sha, old in zip(shas[1:], olds[1:], strict=True):
+        mine = old if old and old.get("spec") == stored.name else None
+        rework = mine.get("rework") if mine else None
         fixes.append({
             "commit": sha, "message": (get_commit(repo, sha).message or "").splitlines()[0],
-            "by": "model" if ours else "human (a commit adopted from the cleaned branch)",
-            "diagnosis": (n.get("diagnosis") or "").splitlines()[0] if ours else "",
-            "candidates": (n.get("rework") or {}).get("candidates", []) if ours else [],
+            "by": "model" if mine else "human (a commit adopted from the cleaned branch)",
+            "diagnosis": ((mine.get("diagnosis") or "").splitlines() or [""])[0] if mine else "",
+            "candidates": cast("list[str]", rework.get("candidates", [])) if rework else [],
         })
-    stops = []
+    stops: list[SquashedStop] = []
     history = stored.spec.commits[k].history
     for i, e in enumerate(history):
         if isinstance(e, specmod.Stuck):
@@ -150,12 +157,15 @@ def _finish_interrupted(store: Store, stored: Stored, chain: list[str], recorded
         if sha in recorded:
             replaced.append(sha)
             continue
-        note = store.read_note(NOTES_REF, sha) or {}
-        if note.get("spec") != stored.name:
+        note = notes.read_commit(store, sha)
+        if note is None or note.get("spec") != stored.name:
             return False
-        was = (note.get("squashed") or {}).get("from") or [note.get("rewritten_from")]
+        squashed = note.get("squashed")
+        rewritten = note.get("rewritten_from")
+        was = list(squashed.get("from") or []) if squashed else []
+        was = was or ([rewritten] if rewritten else [])
         k = int(note.get("index", 0)) - 1
-        if not (0 <= k < len(stored.spec.commits)) or was[-1] is None:
+        if not (0 <= k < len(stored.spec.commits)) or not was:
             return False
         replaced += was
         made[k] = sha

@@ -5,24 +5,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 
 from git_retcon import diff as hunks
 from git_retcon.model.step import ModelUnavailable, run_step, template
 from git_retcon.model.tools import Outcome, Session
 from git_retcon.reconstruct import record
 from git_retcon.reconstruct.context import Work
-from git_retcon.state import cost
+from git_retcon.rework import Brief
+from git_retcon.state import notes
 from git_retcon.state import spec as specmod
 
 INDEX_BUDGET = 12000
 
 
-def session(w: Work, fix: bool, parent: str, note: dict[str, Any] | None = None) -> Session:
+def session(w: Work, fix: bool, parent: str, brief: Brief | None = None) -> Session:
     """The tools' state for one step; a commit it makes is recorded on parent."""
     return Session(
         wt=w.wt, source_tree=w.br.source_tree, parent=parent, verifier=w.verifier,
-        fix=fix, on_commit=lambda message: record.create_commit(w, message, fix, parent, note),
+        fix=fix, on_commit=lambda message: record.create_commit(w, message, fix, parent, brief),
     )
 
 
@@ -75,14 +75,16 @@ def step(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> Outco
     tally.input_tokens += res.input_tokens
     tally.output_tokens += res.output_tokens
     tally.calls += res.calls
-    spent = cost.usage(res.input_tokens, res.output_tokens, res.calls)
-    mine = tally.per_commit.setdefault(w.k + 1, cost.usage(0, 0, 0))
-    for key in mine:
-        mine[key] += spent[key]
+    mine = tally.per_commit.setdefault(w.k + 1, notes.usage(0, 0, 0))
+    mine["input"] += res.input_tokens
+    mine["output"] += res.output_tokens
+    mine["calls"] += res.calls
     if res.outcome.commit:
         record.step_tokens(w, res.outcome.commit, res.input_tokens, res.output_tokens, res.calls, res.retries)
     elif res.calls:
-        cost.add_spent(run.store, w.stored, w.k + 1, spent, res.outcome.kind)
+        notes.add_spent(run.store, w.stored.commit, {"index": w.k + 1, "why": res.outcome.kind,
+                                                     "input": res.input_tokens, "output": res.output_tokens,
+                                                     "calls": res.calls})
     run.ui.detail(f"model: {res.calls} calls, {res.input_tokens} tokens in, {res.output_tokens} out")
     if res.outcome.kind == "budget":
         w.stop_budget()

@@ -9,7 +9,7 @@ from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import get_commit
 from git_retcon.reconstruct.context import Work
 from git_retcon.sandbox.runner import Result
-from git_retcon.state.store import NOTES_REF
+from git_retcon.state import notes
 
 _LABELS = {"build": "Building", "test": "Tests"}
 
@@ -70,17 +70,16 @@ def tree_failure(w: Work, tree: str) -> rework.Failure | None:
 
 def _note_results(w: Work, tip: str, results: list[Result]) -> None:
     """The build/test verdicts go into the tested commit's own note too."""
-    store = w.run.store
-    note = store.read_note(NOTES_REF, tip)
+    note = notes.read_commit(w.run.store, tip)
     if note is None or note.get("spec") != w.run.name:
         return
-    for kind in ("build", "test"):
+    for kind in notes.COMMAND_KINDS:
         r = next((r for r in results if r.kind == kind), None)
         if r is not None:
             note[kind] = r.result
         elif not w.verifier.configured(kind):
             note[kind] = "skipped"
-    store.write_note(NOTES_REF, tip, note)
+    notes.write_commit(w.run.store, tip, note)
 
 
 def as_failure(r: Result) -> rework.Failure:

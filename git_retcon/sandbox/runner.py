@@ -15,13 +15,15 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import clean_env
-from git_retcon.state.store import TESTS_REF, Store
+from git_retcon.state import notes
+from git_retcon.state.notes import CommandKind, CommandRecord, CommandResult
+from git_retcon.state.store import Store
 
 DEFAULT_TIMEOUT = 600
 _KEEP_HEAD = 15
@@ -33,9 +35,9 @@ _BUILTINS = {"cd", "true", "false", "exit", "test", "[", ":", ".", "source", "se
 
 @dataclass
 class Result:
-    kind: str          # "build" or "test"
+    kind: CommandKind
     command: str
-    result: str        # pass, fail, timeout, notfound
+    result: CommandResult
     seconds: float
     exit_code: int | None
     output: str        # trimmed to what matters
@@ -56,11 +58,9 @@ class Result:
                 return line.strip()[:80]
         return f"exit {self.exit_code}"
 
-    def to_note(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("cached")
-        data.pop("kind")
-        return data
+    def to_note(self) -> CommandRecord:
+        return {"command": self.command, "result": self.result, "seconds": self.seconds,
+                "exit_code": self.exit_code, "output": self.output}
 
 
 def trim(output: str) -> str:
@@ -96,7 +96,7 @@ def check_command_exists(command: str, kind: str) -> None:
         )
 
 
-def run_command(kind: str, command: str, cwd: Path, timeout: int,
+def run_command(kind: CommandKind, command: str, cwd: Path, timeout: int,
                 on_output: Callable[[str], None] | None = None) -> Result:
     """Run command through the shell in its own process group; kill the group at timeout."""
     start = time.monotonic()
@@ -114,7 +114,7 @@ def run_command(kind: str, command: str, cwd: Path, timeout: int,
         reader.join(max(start + timeout - time.monotonic(), 0))
         if reader.is_alive():  # a background child still holds the output open
             raise subprocess.TimeoutExpired(command, timeout)
-        result = "pass" if code == 0 else ("notfound" if code == 127 else "fail")
+        result: CommandResult = "pass" if code == 0 else ("notfound" if code == 127 else "fail")
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         proc.wait()
@@ -146,16 +146,15 @@ class Verifier:
         self.store = store
         self.workdir = workdir
         self.on_run = on_run  # told before a command runs in workdir
-        self.commands = {"build": build, "test": test}
+        self.commands: dict[CommandKind, str | None] = {"build": build, "test": test}
         self.timeout = timeout or DEFAULT_TIMEOUT
 
-    def configured(self, kind: str) -> bool:
+    def configured(self, kind: CommandKind) -> bool:
         return bool(self.commands[kind])
 
-    def cached(self, tree: str, kind: str) -> Result | None:
-        note = self.store.read_note(TESTS_REF, tree) or {}
-        rec = note.get(kind)
-        if not isinstance(rec, dict) or rec.get("command") != self.commands[kind]:
+    def cached(self, tree: str, kind: CommandKind) -> Result | None:
+        rec = notes.command_record(self.store, tree, kind)
+        if rec is None or rec.get("command") != self.commands[kind]:
             return None
         if rec.get("result") not in ("pass", "fail"):
             return None  # timeouts and missing programs are worth another try
@@ -170,7 +169,7 @@ class Verifier:
         results: list[Result] = []
         test_hit = self.cached(tree, "test") if self.commands["test"] else None
         need_fresh_build = bool(self.commands["test"]) and test_hit is None
-        for kind in ("build", "test"):
+        for kind in notes.COMMAND_KINDS:
             command = self.commands[kind]
             if not command:
                 continue
@@ -185,18 +184,16 @@ class Verifier:
                 break
         return results
 
-    def run(self, kind: str, on_output: Callable[[str], None] | None = None) -> Result:
+    def run(self, kind: CommandKind, on_output: Callable[[str], None] | None = None) -> Result:
         """Run the configured command for kind on the worktree as it is; record nothing."""
         if self.on_run is not None:
             self.on_run()
         return run_command(kind, self.commands[kind] or "", self.workdir, self.timeout, on_output)
 
-    def run_and_record(self, tree: str, kind: str,
+    def run_and_record(self, tree: str, kind: CommandKind,
                        on_output: Callable[[str], None] | None = None) -> Result:
         """run(), on a worktree that holds exactly tree (reset, no stray files), and the
         result recorded on tree, replacing any earlier one."""
         res = self.run(kind, on_output)
-        note = self.store.read_note(TESTS_REF, tree) or {}
-        note[kind] = res.to_note()
-        self.store.write_note(TESTS_REF, tree, note)
+        notes.record_command(self.store, tree, kind, res.to_note())
         return res

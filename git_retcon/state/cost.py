@@ -3,56 +3,37 @@
 A created commit's note holds the tokens of the step that made it. What a step
 that made no commit spent (it ended stuck, at the budget, or with the backend
 down) and each run's totals are noted on the spec chain's commit current at
-that moment, so nothing spent goes unaccounted. Both live in refs/notes/retcon.
+that moment, so nothing spent goes unaccounted (state/notes.py: SpecNote).
 """
 from __future__ import annotations
 
 from typing import Any
 
 from git_retcon.git.plumbing import first_parent_chain, get_commit
-from git_retcon.state.store import NOTES_REF, Store, Stored
+from git_retcon.state import notes
+from git_retcon.state.notes import RunRecord, Spent, Usage, usage
+from git_retcon.state.store import Store, Stored
 
 # Spec-chain commits that start over: spending before them belongs to another run history.
 _STARTS = ("plan", "abort")
 
 
-def usage(input_tokens: int, output_tokens: int, calls: int) -> dict[str, int]:
-    return {"input": input_tokens, "output": output_tokens, "calls": calls}
-
-
-def _append(store: Store, stored: Stored, key: str, item: dict[str, Any]) -> None:
-    note = store.read_note(NOTES_REF, stored.commit) or {}
-    note.setdefault(key, []).append(item)
-    store.write_note(NOTES_REF, stored.commit, note)
-
-
-def add_spent(store: Store, stored: Stored, index: int, spent: dict[str, int], why: str) -> None:
-    """Tokens of a step of logical commit `index` (1-based) that made no commit."""
-    _append(store, stored, "spent", {"index": index, "why": why, **spent})
-
-
-def add_run(store: Store, stored: Stored, run: dict[str, Any]) -> None:
-    _append(store, stored, "runs", run)
-
-
-def ledger(store: Store, stored: Stored) -> tuple[dict[int, dict[str, int]], list[dict[str, Any]]]:
+def ledger(store: Store, stored: Stored) -> tuple[dict[int, Usage], list[RunRecord]]:
     """Tokens spent outside created commits per logical commit, and the runs, oldest first,
     since the spec was planned or last aborted."""
-    spent: dict[int, dict[str, int]] = {}
-    runs: list[dict[str, Any]] = []
+    spent: dict[int, Usage] = {}
+    runs: list[RunRecord] = []
     for sha in reversed(first_parent_chain(store.repo, stored.commit, "")):
-        note = store.read_note(NOTES_REF, sha) or {}
+        note = notes.read_spec(store, sha)
         for item in note.get("spent", []):
-            total = spent.setdefault(int(item.get("index", 0)), usage(0, 0, 0))
-            for key in total:
-                total[key] += int(item.get(key, 0) or 0)
+            _add(spent.setdefault(int(item.get("index", 0)), usage(0, 0, 0)), item)
         runs[:0] = note.get("runs", [])
         if (get_commit(store.repo, sha).message or "").startswith(_STARTS):
             break
     return spent, runs
 
 
-def add_to_rows(rows: list[dict[str, Any]], spent: dict[int, dict[str, int]]) -> None:
+def add_to_rows(rows: list[dict[str, Any]], spent: dict[int, Usage]) -> None:
     """Status rows count the created commits' tokens; add what steps without a commit spent."""
     for row in rows:
         extra = spent.get(row["index"])
@@ -61,9 +42,15 @@ def add_to_rows(rows: list[dict[str, Any]], spent: dict[int, dict[str, int]]) ->
             row["tokens"]["output"] += extra["output"]
 
 
-def total(runs: list[dict[str, Any]]) -> dict[str, int]:
+def total(runs: list[RunRecord]) -> Usage:
     out = usage(0, 0, 0)
     for run in runs:
-        for key in out:
-            out[key] += int((run.get("tokens") or {}).get(key, 0) or 0)
+        _add(out, run.get("tokens") or usage(0, 0, 0))
     return out
+
+
+def _add(total: Usage, more: Usage | Spent) -> None:
+    # int(... or 0): notes are JSON that a human or an older version may have written.
+    total["input"] += int(more.get("input", 0) or 0)
+    total["output"] += int(more.get("output", 0) or 0)
+    total["calls"] += int(more.get("calls", 0) or 0)

@@ -11,7 +11,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
-from typing import Any
+from typing import Any, Literal
 
 import tomli
 
@@ -55,8 +55,11 @@ class Complete:
 
 Entry = CommitCreated | Squashed | Stuck | Resolved | Complete
 
-_STATE_OF = {CommitCreated: "in-progress", Squashed: "in-progress", Stuck: "stuck", Resolved: "resolved",
-             Complete: "complete"}
+# A logical commit's state, and a spec's (status --json: a public contract).
+State = Literal["pending", "in-progress", "stuck", "resolved", "complete"]
+
+_STATE_OF: dict[type[Entry], State] = {CommitCreated: "in-progress", Squashed: "in-progress", Stuck: "stuck",
+                                       Resolved: "resolved", Complete: "complete"}
 
 
 @dataclass
@@ -69,7 +72,7 @@ class LogicalCommit:
     hunks: list[str] = field(default_factory=list)
 
     @property
-    def state(self) -> str:
+    def state(self) -> State:
         return _STATE_OF[type(self.history[-1])] if self.history else "pending"
 
     def stuck(self) -> Stuck | None:
@@ -120,7 +123,7 @@ class Spec:
         return None
 
     @property
-    def state(self) -> str:
+    def state(self) -> State:
         states = [c.state for c in self.commits]
         if all(s == "complete" for s in states):
             return "complete"

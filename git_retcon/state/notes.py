@@ -1,0 +1,195 @@
+"""Every note git-retcon writes: one typed definition each, read and written here.
+
+The JSON shapes are a public contract (DESIGN.md, "Machine-readable formats"):
+other tools read them with `git notes --ref=retcon show`. Notes are written
+compare-and-swap through Store.write_note. Readers get what is stored: a note
+written by hand or by an older version may lack keys, so they use `.get`.
+
+- refs/notes/retcon on a created commit: CommitNote (a squashed commit's adds
+  `squashed` or `rewritten_from`).
+- refs/notes/retcon on a commit of the spec chain: SpecNote, the tokens spent by
+  steps that made no commit, and each run's totals.
+- refs/notes/retcon-tests on a tree: TreeNote, one CommandRecord per kind.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict, cast
+
+from git_retcon.state.store import NOTES_REF, TESTS_REF, Store
+
+Kind = Literal["initial", "wip"]
+CommandKind = Literal["build", "test"]
+# What running a configured command gave; timeouts and missing programs are not cached.
+CommandResult = Literal["pass", "fail", "timeout", "notfound"]
+# A created commit's build/test: the command's result, or skipped when none is configured.
+Verdict = Literal["pass", "fail", "skipped", "timeout", "notfound"]
+COMMAND_KINDS: tuple[CommandKind, ...] = ("build", "test")
+
+
+class Tokens(TypedDict):
+    input: int
+    output: int
+
+
+class Usage(TypedDict):
+    input: int
+    output: int
+    calls: int
+
+
+class SquashedFix(TypedDict):
+    commit: str
+    message: str
+    by: str
+    diagnosis: str
+    candidates: list[str]
+
+
+class SquashedStop(TypedDict):
+    stuck: str
+    by: str
+    resolved: str
+
+
+# "from" is a keyword, hence the functional form.
+Squashed = TypedDict("Squashed", {
+    "from": list[str], "attempts": int, "fixes": list[SquashedFix], "stops": list[SquashedStop],
+    "resolved_by": str,
+})
+
+
+class _CommitNoteKeys(TypedDict):
+    spec: str
+    index: int                        # 1-based logical commit
+    kind: Kind
+    attempt: int                      # 1 for the initial commit, then each WIP
+    tokens: Tokens                    # spent by the step that made it
+
+
+class CommitNote(_CommitNoteKeys, total=False):
+    """refs/notes/retcon on a commit git-retcon created: the keys above always, these when known."""
+
+    model_calls: int
+    model_retries: int
+    build: Verdict
+    test: Verdict
+    diagnosis: str                    # a WIP commit's rework brief
+    rework: dict[str, object]         # the brief as data (locations, candidates, ...)
+    squashed: Squashed                # a squash that folded WIP commits
+    rewritten_from: str               # a squash that only re-parented this commit
+
+
+class Spent(TypedDict):
+    index: int                        # 1-based logical commit
+    why: str                          # how the step ended: stuck, budget
+    input: int
+    output: int
+    calls: int
+
+
+class RunRecord(TypedDict):
+    model: str
+    stop: str                         # complete, stuck, budget, error
+    tokens: Usage
+    commits: dict[str, Usage]         # 1-based index -> what this run spent on it
+
+
+class SpecNote(TypedDict, total=False):
+    """refs/notes/retcon on a commit of the spec chain."""
+
+    spent: list[Spent]
+    runs: list[RunRecord]
+
+
+class CommandRecord(TypedDict):
+    command: str
+    result: CommandResult
+    seconds: float
+    exit_code: int | None
+    output: str                       # trimmed to what matters
+
+
+class TreeNote(TypedDict, total=False):
+    """refs/notes/retcon-tests on a tree: the last result of each command kind."""
+
+    build: CommandRecord
+    test: CommandRecord
+
+
+def usage(input_tokens: int, output_tokens: int, calls: int) -> Usage:
+    return {"input": input_tokens, "output": output_tokens, "calls": calls}
+
+
+# -- created commits -------------------------------------------------------------
+
+
+def new_commit(spec: str, index: int, kind: Kind, attempt: int) -> CommitNote:
+    return {"spec": spec, "index": index, "kind": kind, "attempt": attempt, "tokens": {"input": 0, "output": 0}}
+
+
+def read_commit(store: Store, sha: str) -> CommitNote | None:
+    return cast("CommitNote | None", store.read_note(NOTES_REF, sha))
+
+
+def write_commit(store: Store, sha: str, note: CommitNote) -> None:
+    store.write_note(NOTES_REF, sha, cast("dict[str, Any]", note))
+
+
+def tokens_of(note: CommitNote | None) -> Tokens:
+    """The tokens a commit's note holds (zero when it has none)."""
+    # int(... or 0): notes are JSON that a human or an older version may have written.
+    t = cast("dict[str, Any]", note.get("tokens") or {}) if note else {}
+    return {"input": int(t.get("input", 0) or 0), "output": int(t.get("output", 0) or 0)}
+
+
+def commit_tokens(store: Store, sha: str) -> Tokens:
+    return tokens_of(read_commit(store, sha))
+
+
+def made_by(store: Store, sha: str, spec: str) -> bool:
+    """Whether commit sha was created by git-retcon for spec."""
+    note = read_commit(store, sha)
+    return bool(note and note.get("spec") == spec)
+
+
+# -- the spec chain: tokens without a commit, and runs ---------------------------------
+
+
+def read_spec(store: Store, spec_commit: str) -> SpecNote:
+    return cast(SpecNote, store.read_note(NOTES_REF, spec_commit) or {})
+
+
+def add_spent(store: Store, spec_commit: str, item: Spent) -> None:
+    note = read_spec(store, spec_commit)
+    note.setdefault("spent", []).append(item)
+    store.write_note(NOTES_REF, spec_commit, cast("dict[str, Any]", note))
+
+
+def add_run(store: Store, spec_commit: str, item: RunRecord) -> None:
+    note = read_spec(store, spec_commit)
+    note.setdefault("runs", []).append(item)
+    store.write_note(NOTES_REF, spec_commit, cast("dict[str, Any]", note))
+
+
+# -- trees: build and test records -------------------------------------------------
+
+
+def read_tree(store: Store, tree: str) -> TreeNote:
+    return cast(TreeNote, store.read_note(TESTS_REF, tree) or {})
+
+
+def tree_records(store: Store, tree: str) -> dict[CommandKind, CommandRecord]:
+    """The recorded result of each command kind on tree (those stored in the expected shape)."""
+    note = store.read_note(TESTS_REF, tree) or {}
+    return {kind: cast(CommandRecord, rec) for kind in COMMAND_KINDS if isinstance(rec := note.get(kind), dict)}
+
+
+def command_record(store: Store, tree: str, kind: CommandKind) -> CommandRecord | None:
+    return tree_records(store, tree).get(kind)
+
+
+def record_command(store: Store, tree: str, kind: CommandKind, rec: CommandRecord) -> None:
+    """Record kind's result on tree, replacing an earlier one and keeping the other kind's."""
+    note = read_tree(store, tree)
+    note[kind] = rec
+    store.write_note(TESTS_REF, tree, cast("dict[str, Any]", note))

@@ -19,9 +19,9 @@ from git_retcon.state import spec as specmod
 from git_retcon.state.store import Stored
 
 
-def move_branch(run: Run, br: Branches, new: str, old: str | None, why: str) -> None:
-    """The one place the cleaned branch moves: compare-and-swap from old."""
-    cas_ref(run.repo, br.cleaned_ref, new, old, f"retcon: {why}")
+def move_branch(repo: pygit2.Repository, cleaned: str, new: str, old: str | None, why: str) -> None:
+    """The one place the run and squash move the cleaned branch: compare-and-swap from old."""
+    cas_ref(repo, f"refs/heads/{cleaned}", new, old, f"retcon: {why}")
 
 
 def start_branch(run: Run, stored: Stored, br: Branches) -> str:
@@ -37,7 +37,7 @@ def start_branch(run: Run, stored: Stored, br: Branches) -> str:
                 f"or start over with `git retcon abort {spec.cleaned}`"
             )
         run.ui.line("Creating cleaned branch from merge-base...")
-        move_branch(run, br, br.base, None, f"start {spec.cleaned} at merge-base")
+        move_branch(run.repo, spec.cleaned, br.base, None, f"start {spec.cleaned} at merge-base")
         tip = br.base
     else:
         run.ui.line(f"Resuming cleaned branch at {short(tip)}")
@@ -96,7 +96,7 @@ def create_commit(w: Work, message: str, fix: bool, parent: str, brief: Brief | 
         note["diagnosis"] = brief.text
         note["rework"] = brief.record
     notes.write_commit(w.run.store, sha, note)
-    move_branch(w.run, w.br, sha, parent, message.splitlines()[0])
+    move_branch(w.run.repo, w.spec.cleaned, sha, parent, message.splitlines()[0])
     failpoint("after-branch-ref")
     w.wt.move_head(sha)
     c.history.append(specmod.CommitCreated(sha))

@@ -18,7 +18,6 @@ import pygit2
 from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
 from git_retcon.git.plumbing import (
-    cas_ref,
     first_parent_chain,
     full_sha,
     get_commit,
@@ -26,6 +25,7 @@ from git_retcon.git.plumbing import (
     short,
     signature,
 )
+from git_retcon.reconstruct.record import move_branch
 from git_retcon.state import notes
 from git_retcon.state import spec as specmod
 from git_retcon.state.notes import CommitNote, SquashedFix, SquashedStop
@@ -86,7 +86,7 @@ def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
         parent = new
         folded += len(shas) - 1 if fold else 0
     failpoint("squash-before-branch")
-    cas_ref(repo, ref, parent, tip, f"retcon: squash {folded} WIP commits")
+    move_branch(repo, spec.cleaned, parent, tip, f"squash {folded} WIP commits")
     failpoint("squash-after-branch")
     _record(store, stored, made, f"squash: {folded} WIP commits folded into {len(folds)} logical commits")
     say(f"Squashed {folded} WIP commits into {len(folds)} logical commits; "

@@ -18,6 +18,7 @@ from git_retcon.diff.hunk import (
 )
 from git_retcon.diff.remaining import remaining
 from git_retcon.diff.render import ASSIGNED_BUDGET, assigned_text, index_lines, render, stat
+from git_retcon.diff.select import Item, SelectionError, parse_items, resolve, select
 
 __all__ = [
     "ASSIGNED_BUDGET",
@@ -29,11 +30,16 @@ __all__ = [
     "MODE_TREE",
     "Edit",
     "Hunk",
+    "Item",
+    "SelectionError",
     "apply",
     "assigned_text",
     "index_lines",
+    "parse_items",
     "remaining",
     "render",
+    "resolve",
+    "select",
     "split_lines",
     "stat",
 ]

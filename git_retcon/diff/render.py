@@ -10,6 +10,7 @@ from git_retcon.diff.hunk import (
     is_text_entry,
     split_lines,
 )
+from git_retcon.diff.select import selectable
 
 
 def stat(hunks: list[Hunk]) -> tuple[int, int, int]:
@@ -31,16 +32,28 @@ def _decode(data: bytes) -> str:
 _MAX_SHOWN_LINE = 2000
 
 
-def _show_lines(sign: str, data: bytes) -> list[str]:
+def _show_lines(sign: str, data: bytes, first: int = 0, width: int = 0) -> list[str]:
+    """Lines with their sign; numbered from `first` (right-aligned to `width`) when first > 0."""
     out = []
-    for line in split_lines(data):
+    for k, line in enumerate(split_lines(data)):
         text = _decode(line[:-1] if line.endswith(b"\n") else line)
         if len(text) > _MAX_SHOWN_LINE:
             text = text[:_MAX_SHOWN_LINE] + f" [line cut: {len(text) - _MAX_SHOWN_LINE} more characters]"
-        out.append(sign + text)
+        out.append(f"{first + k:>{width}} {sign}{text}" if first else sign + text)
         if not line.endswith(b"\n"):
-            out.append("\\ No newline at end of file")
+            out.append(" " * (width + 1) + "\\ No newline at end of file" if first else "\\ No newline at end of file")
     return out
+
+
+def _numbered(removed: bytes, added: bytes) -> list[str]:
+    """A hunk's body with its `-` lines numbered 1..m and its `+` lines m+1..n (selections name them)."""
+    m = count_lines(removed)
+    width = len(str(m + count_lines(added)))
+    return [*_show_lines("-", removed, 1, width), *_show_lines("+", added, m + 1, width)]
+
+
+NUMBERING_NOTE = ("Lines inside hunks are numbered: apply_hunks(['<id>:1-3,7']) takes only those lines "
+                  "(its - lines removed, its + lines added); '<id>' alone takes the whole hunk.")
 
 
 def _describe_entry(mode: int, data: bytes, size: int | None = None) -> str:
@@ -61,7 +74,8 @@ def _block(h: Hunk) -> list[str]:
     """A hunk as lines of text: the id line, a header, then the body."""
     lines = [f"hunk {h.id} {h.path} ({h.kind})"]
     if h.kind == "modify":
-        lines += _edit_block(h.old_start, h.old_lines, h.new_start, h.new_lines, h.removed, h.added)
+        lines.append(f"@@ -{h.old_start},{h.old_lines} +{h.new_start},{h.new_lines} @@")
+        lines += _numbered(h.removed, h.added)
     elif h.kind == "add":
         if h.new_mode == MODE_GITLINK:
             lines.append(f"new submodule at commit {h.new_oid}")
@@ -72,7 +86,7 @@ def _block(h: Hunk) -> list[str]:
             lines.append(f"new file mode {h.new_mode:o}, {n} lines")
             if n:
                 lines.append(f"@@ -0,0 +1,{n} @@")
-                lines += _show_lines("+", h.added)
+                lines += _numbered(b"", h.added)
     elif h.kind == "delete":
         if is_text_entry(h.old_mode, h.removed):
             lines.append(f"deleted file mode {h.old_mode:o}, {count_lines(h.removed)} lines ({len(h.removed)} bytes)")
@@ -132,12 +146,13 @@ def render(hunks: list[Hunk], *, path_prefix: str = "", page: int = 1, budget: i
     if not selected:
         return _fit(f"Remaining diff: no hunks under {path_prefix!r} ({_summary(hunks)} elsewhere; "
                     f"read_diff() without a path lists them all)", budget)
+    numbers = any(selectable(h) for h in selected)
 
     def header(p: int, q: int) -> str:
         head = f"Remaining diff: {_summary(selected)}; page {p} of {q}"
         if len(selected) != len(hunks):
             head += f" (under {path_prefix!r}; {len(hunks)} hunks in all)"
-        return head
+        return head + ("\n" + NUMBERING_NOTE if numbers else "")
 
     def trailer(p: int) -> str:
         arg = f"path={path_prefix!r}, " if path_prefix else ""

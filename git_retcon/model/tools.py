@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 READ_BUDGET = 24000          # characters per read_diff page / read_file answer
 MAX_TOOL_ERRORS = 12         # failed calls in one step before it counts as stuck
 STEER_STREAK = 2             # failed calls in a row before an error carries steering
-TOOL_NAMES = ("read_diff", "apply_hunks", "read_file", "write_file", "delete_file",
+TOOL_NAMES = ("read_diff", "apply_hunks", "read_file", "write_file", "edit_file", "delete_file",
               "run_build", "run_tests", "create_commit", "stuck")
 
 
@@ -98,20 +98,29 @@ class Session:
                             page=page, budget=READ_BUDGET)
 
     def apply_hunks(self, hunk_ids: list[str]) -> str:
-        """Apply these hunks (ids from read_diff) of the source branch to the worktree, exactly."""
+        """Apply source hunks to the worktree, exactly. An item is a hunk id from read_diff (the whole
+        hunk) or id:LINES with read_diff's line numbers, e.g. '3f2a9c01bd:1-4,9': only those - lines are
+        removed and only those + lines added. All items apply or none."""
         self._open()
-        ids = _as_ids(hunk_ids)
-        if not ids:
+        try:
+            items = hunks.parse_items(_as_ids(hunk_ids))
+        except hunks.SelectionError as exc:
+            raise ToolError(f"{exc}; nothing was applied") from None
+        if not items:
             raise ToolError("hunk_ids is empty: pass a list of hunk ids from read_diff")
-        by_id = {h.id: h for h in self.remaining()}
-        unknown = [i for i in ids if i not in by_id]
+        before = self.remaining()
+        by_id = {h.id: h for h in before}
+        unknown = list(dict.fromkeys(it.id for it in items if it.id not in by_id))
         if unknown:
             raise ToolError(
                 f"unknown hunk ids: {', '.join(unknown[:20])}; nothing was applied. "
-                + _id_hints(unknown, self.remaining())
+                + _id_hints(unknown, before)
                 + "Ids change only when a hunk's content does: call read_diff for the current ones"
             )
-        chosen = [by_id[i] for i in dict.fromkeys(ids)]
+        try:
+            chosen = hunks.resolve(items, by_id)
+        except hunks.SelectionError as exc:
+            raise ToolError(f"{exc}; nothing was applied: read_diff numbers each hunk's lines") from None
         self.wt.edited = True   # even a failed apply may have written files: reset before a build
         try:
             touched = hunks.apply(self.wt.repo, self.wt.index, self.wt.path, chosen)
@@ -119,8 +128,17 @@ class Session:
             raise ToolError(f"{exc}; nothing was applied: call read_diff") from None
         self.wt.index_changed()
         left = self.remaining()
-        return (f"Applied {len(chosen)} hunks to {len(touched)} files: {', '.join(touched[:20])}. "
-                f"{len(left)} hunks remain.")
+        parts = [h for h in chosen if h.id not in by_id]
+        text = (f"Applied {len(chosen)} hunks" + (f" ({len(parts)} of them in part)" if parts else "")
+                + f" to {len(touched)} files: {', '.join(touched[:20])}. {len(left)} hunks remain.")
+        if parts:
+            # The rest of a hunk taken in part has a new id (ids hash content): name it.
+            known = set(by_id)
+            rest = [h for h in left if h.id not in known and h.path in {p.path for p in parts}]
+            text += (" What is left of the hunks taken in part: "
+                     + (", ".join(f"{h.id} ({h.path})" for h in rest[:20]) if rest else "nothing")
+                     + (" (read_diff shows their line numbers)." if rest else "."))
+        return text
 
     def read_file(self, path: str) -> str:
         """A file of the build worktree."""
@@ -134,12 +152,42 @@ class Session:
         return text
 
     def write_file(self, path: str, content: str) -> str:
-        """Write a file of the build worktree (whole content)."""
+        """Write a whole file of the build worktree: the last resort, when neither apply_hunks nor
+        edit_file can make it."""
         self._open()
         if not isinstance(content, str):
             raise ToolError("content must be a string")
         self._guard(lambda: self.wt.write(path, content.encode("utf-8")))
         return f"Wrote {path} ({len(content)} characters)."
+
+    def edit_file(self, path: str, old: str, new: str) -> str:
+        """Replace the one occurrence of `old` in a worktree file with `new`: copy `old` exactly, with
+        enough lines around the change that it occurs once. A few lines, not the whole file."""
+        self._open()
+        if not isinstance(old, str) or not isinstance(new, str):
+            raise ToolError("old and new must be strings: the exact text to replace, and its replacement")
+        if not old:
+            raise ToolError("old is empty: give the exact text to replace; to add lines, put the line "
+                            "before them in old, and that line followed by the new lines in new")
+        data = self._guard(lambda: self.wt.read(path))
+        if b"\0" in data[:8000]:
+            raise ToolError(f"{path} is a binary file: edit_file changes text files only")
+        before, after = old.encode("utf-8"), new.encode("utf-8")
+        count = data.count(before)
+        if count == 0 and b"\r\n" in data and b"\n" in before and b"\r" not in before:
+            # The model copied a CRLF file's text with plain newlines: mean the file's endings.
+            crlf = before.replace(b"\n", b"\r\n")
+            if data.count(crlf) == 1:
+                before, after, count = crlf, after.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"), 1
+        if count != 1:
+            if count == 0:
+                raise ToolError(f"old does not occur in {path}; nothing was changed: read_file({path!r}) and "
+                                "copy the text exactly, whitespace and all")
+            raise ToolError(f"old occurs {count} times in {path}; nothing was changed: include more of the "
+                            "lines around it, so that it occurs once")
+        edited = data.replace(before, after, 1)
+        self._guard(lambda: self.wt.write(path, edited))
+        return f"Edited {path}: {_lines(before)} replaced by {_lines(after)}."
 
     def delete_file(self, path: str) -> str:
         """Delete a file of the build worktree."""
@@ -204,7 +252,7 @@ class Session:
     def tools(self) -> list[ToolDef]:
         """The llm Tool objects, named exactly as the contract says."""
         fns: list[Callable[..., object]] = [
-            self.read_diff, self.apply_hunks, self.read_file, self.write_file,
+            self.read_diff, self.apply_hunks, self.read_file, self.write_file, self.edit_file,
             self.delete_file, self.run_build, self.run_tests, self.create_commit, self.stuck]
         out: list[ToolDef] = []
         for fn in fns:
@@ -253,6 +301,11 @@ class Session:
 
 
 _SCHEMAS: dict[str, tuple[str | None, dict[str, Any]]] = {}
+
+
+def _lines(text: bytes) -> str:
+    n = text.count(b"\n") + (0 if not text or text.endswith(b"\n") else 1)
+    return f"{n} line{'s' if n != 1 else ''}"
 _ID_SPLIT = re.compile(r"[\s,]+")
 
 

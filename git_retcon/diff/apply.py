@@ -5,9 +5,6 @@ tree equal the target tree.
 """
 from __future__ import annotations
 
-import contextlib
-import os
-import stat as _stat
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,15 +14,14 @@ from pygit2.enums import FileMode
 
 from git_retcon.diff.hunk import (
     KINDS,
-    MODE_EXEC,
     MODE_GITLINK,
-    MODE_LINK,
     Hunk,
     Lines,
     as_tree,
     is_file_mode,
     start_index,
 )
+from git_retcon.diff.workdir import Journal, remove, write
 from git_retcon.git.plumbing import get_blob
 
 
@@ -98,8 +94,9 @@ def apply(repo: pygit2.Repository, index: pygit2.Index, workdir: Path, hunks: li
     """Apply hunks to the in-memory index and the worktree; return the touched paths, sorted.
 
     Everything is checked before anything changes: a hunk that no longer applies raises
-    ValueError (naming its id and path) and leaves index and worktree untouched.
-    The caller writes the index.
+    ValueError (naming its id and path) and leaves index and worktree untouched, and so
+    does a worktree write that fails part way (a directory in the way, a full disk):
+    what it had changed is put back. The caller writes the index.
     """
     workdir = Path(workdir)
     unique: dict[str, Hunk] = {}
@@ -192,19 +189,9 @@ def apply(repo: pygit2.Repository, index: pygit2.Index, workdir: Path, hunks: li
                 raise _fail(h, f"{h.path} is not a regular file")
             view.set(h.path, (current[0], h.new_mode))
 
-    # Everything checked: now change the index, then the worktree.
+    # Everything checked: now the worktree, then the index, all or nothing.
     changes = {p: v for p, v in view.changes.items() if v != _entry(index, p)}
-    for path, value in sorted(changes.items(), key=lambda kv: kv[1] is not None):
-        if value is None:
-            index.remove(path)
-        else:
-            index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=value[0]), FileMode(value[1])))
-    for path, value in changes.items():
-        if value is None:
-            _remove_from_workdir(workdir, path)
-    for path, value in changes.items():
-        if value is not None:
-            _write_to_workdir(repo, workdir, path, value)
+    _commit_changes(repo, index, workdir, changes, todo)
     touched = set(changes)
     for h in todo:
         touched.add(h.path)
@@ -221,72 +208,37 @@ def _entry(index: pygit2.Index, path: str) -> tuple[str, int] | None:
     return str(e.id), e.mode
 
 
-def _safe_target(workdir: Path, path: str) -> Path:
-    parts = path.split("/")
-    if path.startswith("/") or any(p in ("", ".", "..") for p in parts) or parts[0] == ".git":
-        raise ValueError(f"refusing to write outside the worktree: {path!r}")
-    cur = workdir
-    for p in parts[:-1]:
-        cur = cur / p
-        if cur.is_symlink():
-            raise ValueError(f"refusing to write {path}: {cur.relative_to(workdir)} is a symlink")
-    return workdir / path
-
-
-def _remove_from_workdir(workdir: Path, path: str) -> None:
-    target = _safe_target(workdir, path)
-    if target.is_symlink() or target.is_file():
-        target.unlink()
-    elif target.is_dir():
-        with contextlib.suppress(OSError):
-            target.rmdir()  # an empty gitlink directory
-    parent = target.parent
-    while parent != workdir and parent.is_dir() and not parent.is_symlink():
-        try:
-            parent.rmdir()
-        except OSError:
-            break
-        parent = parent.parent
-
-
-def _write_to_workdir(repo: pygit2.Repository, workdir: Path, path: str, value: tuple[str, int]) -> None:
-    oid, mode = value
-    target = _safe_target(workdir, path)
-    parent = target.parent
-    # A file left where a directory is needed (its deletion was applied to the index) goes.
-    for anc in _ancestors(workdir, target):
-        if anc.is_symlink() or anc.is_file():
-            anc.unlink()
-            break
-    parent.mkdir(parents=True, exist_ok=True)
-    if target.is_symlink() or target.is_file():
-        target.unlink()  # never write through a symlink
-    if mode == MODE_GITLINK:
-        target.mkdir(exist_ok=True)
-        return
-    if target.is_dir():
-        try:
-            target.rmdir()
-        except OSError:
-            raise ValueError(f"cannot write {path}: a non-empty directory is in the way") from None
-    data = get_blob(repo, oid).data
-    if mode == MODE_LINK:
-        os.symlink(os.fsdecode(data), target)
-        return
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o666)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    st_mode = _stat.S_IMODE(os.stat(target).st_mode)
-    new = st_mode | ((st_mode & 0o444) >> 2) if mode == MODE_EXEC else st_mode & ~0o111
-    if new != st_mode:
-        os.chmod(target, new)
-
-
-def _ancestors(workdir: Path, target: Path) -> Iterator[Path]:
-    """The directories between workdir and target, outermost first."""
-    rel = target.relative_to(workdir).parts[:-1]
-    cur = workdir
-    for p in rel:
-        cur = cur / p
-        yield cur
-
+def _commit_changes(repo: pygit2.Repository, index: pygit2.Index, workdir: Path,
+                    changes: dict[str, tuple[str, int] | None], todo: list[Hunk]) -> None:
+    """Write the planned entries to the worktree, then to the in-memory index; on any
+    failure put both back as they were and raise ValueError naming the hunk and why."""
+    journal = Journal(workdir)
+    old = {p: index[p] for p in changes if p in index}
+    path = ""
+    try:
+        for path, value in changes.items():
+            if value is None:
+                remove(journal, path)
+        for path, value in changes.items():
+            if value is not None:
+                write(repo, journal, path, value)
+        path = ""
+        for p, value in sorted(changes.items(), key=lambda kv: kv[1] is not None):
+            if value is None:
+                index.remove(p)
+            else:
+                index.add(pygit2.IndexEntry(p, pygit2.Oid(hex=value[0]), FileMode(value[1])))
+    except (OSError, ValueError, pygit2.GitError) as exc:
+        for p in changes:
+            if p in index:
+                index.remove(p)
+        for entry in old.values():
+            index.add(entry)
+        lost = journal.undo()
+        why = f"writing {path} failed: {exc.strerror}" if isinstance(exc, OSError) and exc.strerror else str(exc)
+        if lost:
+            why += f" (and {', '.join(lost[:5])} could not be put back: reset the worktree)"
+        culprit = next((h for h in todo if path and path in (h.path, h.old_path)), None)
+        if culprit is None:
+            raise ValueError(f"applying failed: {why}") from None
+        raise _fail(culprit, why) from None

@@ -2,123 +2,14 @@ from __future__ import annotations
 
 import os
 import random
-import stat as _stat
-from pathlib import Path
+import re
 
 import pygit2
 import pytest
 
 from git_retcon import diff as H
 from testing.gitrepo import GitRepo
-
-# ---------------------------------------------------------------------------
-# helpers
-
-
-class Rebuild:
-    """A base and a target commit, an in-memory index at base and a worktree checked out at base."""
-
-    def __init__(self, repo: GitRepo, base: str, target: str):
-        self.git = repo
-        self.repo = pygit2.Repository(str(repo.path))
-        self.base_tree = repo.tree(base)
-        self.target_tree = repo.tree(target)
-        self.workdir = repo.path.parent / f"{repo.path.name}-wt"
-        repo.git("worktree", "add", "-q", "--detach", str(self.workdir), base)
-        self.index = pygit2.Index()
-        self.index.read_tree(self.repo[pygit2.Oid(hex=self.base_tree)])
-
-    def current(self) -> str:
-        return str(self.index.write_tree(self.repo))
-
-    def remaining(self) -> list[H.Hunk]:
-        return H.remaining(self.repo, self.current(), self.target_tree)
-
-    def apply(self, hunks: list[H.Hunk]) -> list[str]:
-        touched = H.apply(self.repo, self.index, self.workdir, hunks)
-        assert_workdir_matches(self.repo, self.workdir, self.current())
-        return touched
-
-    def apply_ids(self, ids) -> list[str]:
-        by_id = {h.id: h for h in self.remaining()}
-        return self.apply([by_id[i] for i in ids])
-
-    def finish(self) -> None:
-        self.apply(self.remaining())
-        assert self.current() == self.target_tree
-        assert self.remaining() == []
-        assert_workdir_matches(self.repo, self.workdir, self.target_tree)
-
-
-def tree_entries(repo: pygit2.Repository, tree_id: str) -> dict[str, tuple[int, bytes]]:
-    out: dict[str, tuple[int, bytes]] = {}
-
-    def walk(tree: pygit2.Tree, prefix: str) -> None:
-        for e in tree:
-            path = prefix + e.name
-            if e.filemode == H.MODE_TREE:
-                walk(repo[e.id], path + "/")
-            elif e.filemode == H.MODE_GITLINK:
-                out[path] = (e.filemode, b"")
-            else:
-                out[path] = (e.filemode, repo[e.id].data)
-
-    walk(repo[pygit2.Oid(hex=tree_id)], "")
-    return out
-
-
-def workdir_entries(workdir: Path) -> dict[str, tuple[int, bytes]]:
-    out: dict[str, tuple[int, bytes]] = {}
-    dirs: list[str] = []
-    for root, dirnames, files in os.walk(workdir):
-        rel_root = Path(root).relative_to(workdir)
-        if rel_root == Path("."):
-            dirnames[:] = [d for d in dirnames if d != ".git"]
-            files = [f for f in files if f != ".git"]
-        for d in list(dirnames):
-            p = Path(root) / d
-            if p.is_symlink():
-                files.append(d)
-                dirnames.remove(d)
-            else:
-                dirs.append((rel_root / d).as_posix())
-        for f in files:
-            p = Path(root) / f
-            rel = (rel_root / f).as_posix()
-            if p.is_symlink():
-                out[rel] = (H.MODE_LINK, os.fsencode(os.readlink(p)))
-            else:
-                exe = os.stat(p).st_mode & _stat.S_IXUSR
-                out[rel] = (H.MODE_EXEC if exe else H.MODE_BLOB, p.read_bytes())
-    for d in dirs:  # no empty directories left behind
-        assert any(k.startswith(d + "/") for k in out), f"empty directory left: {d}"
-    return out
-
-
-def assert_workdir_matches(repo: pygit2.Repository, workdir: Path, tree_id: str) -> None:
-    assert workdir_entries(workdir) == tree_entries(repo, tree_id)
-
-
-def make(repo: GitRepo, base: dict, target: dict, modes: dict | None = None) -> Rebuild:
-    """Commit base, then target (a full replacement of the files); optional modes for target."""
-    b = repo.commit("base", base)
-    for rel in list(base):
-        if rel not in target:
-            repo.delete(rel)
-    for rel, content in target.items():
-        p = repo.path / rel
-        if p.is_symlink() or p.exists():
-            p.unlink()
-        repo.write(rel, content)
-    for rel, mode in (modes or {}).items():
-        os.chmod(repo.path / rel, mode)
-    t = repo.commit("target")
-    return Rebuild(repo, b, t)
-
-
-def lines(n: int, fmt: str = "line {}\n") -> str:
-    return "".join(fmt.format(i) for i in range(1, n + 1))
-
+from testing.rebuild import Rebuild, assert_workdir_matches, lines, make, workdir_entries
 
 # ---------------------------------------------------------------------------
 # modify
@@ -135,7 +26,7 @@ def test_modify_subset_keeps_other_ids_stable(repo):
         (3, 1, 3, 1), (10, 1, 9, 0), (20, 0, 20, 2), (30, 1, 31, 1)]
     assert hs[0].removed == b"line 3\n" and hs[0].added == b"line three\n"
     assert hs[2].removed == b"" and hs[2].added == b"new a\nnew b\n"
-    assert all(len(h.id) == 10 and int(h.id, 16) >= 0 for h in hs)
+    assert all(re.fullmatch(r"[0-9a-f]{10}", h.id) for h in hs) and len({h.id for h in hs}) == 4
     assert (hs[1].added_lines, hs[1].removed_lines, hs[2].added_lines) == (0, 1, 2)
 
     # apply the insertion in the middle: the line numbers after it shift, ids do not
@@ -148,6 +39,19 @@ def test_modify_subset_keeps_other_ids_stable(repo):
     assert [h.id for h in rb.remaining()] == [hs[1].id]
     rb.finish()
     assert (rb.workdir / "f.txt").read_text() == target
+
+
+def test_ids_hash_the_change_not_its_place(tmp_path):
+    """The same change at another line of the same path has the same id; in another path, another id."""
+    def first_id(name: str, path: str, prefix: str) -> str:
+        rb = make(GitRepo.init(tmp_path / name), {path: prefix + lines(5)},
+                  {path: prefix + lines(5).replace("line 3\n", "line three\n")})
+        (h,) = rb.remaining()
+        return h.id
+
+    here = first_id("a", "f.txt", "")
+    assert first_id("b", "f.txt", "header\n" * 7) == here
+    assert first_id("c", "g.txt", "") != here
 
 
 def test_apply_is_all_or_nothing_and_stale_hunks_raise(repo):

@@ -1,0 +1,107 @@
+"""The model's tools as a model meets them: a scripted llm model calling them in a real run."""
+from __future__ import annotations
+
+import json
+
+from testing.flow import call, retcon, turn
+from testing.gitrepo import GitRepo
+
+ONE_COMMIT = """\
+source = "feature"
+remote = "main"
+cleaned = "feature-clean"
+{extra}
+[[commit]]
+message = "the change"
+
+[[commit]]
+message = "the rest"
+"""
+
+
+def planned(repo: GitRepo, tmp_path, extra: str = "") -> GitRepo:
+    (tmp_path / "spec.toml").write_text(ONE_COMMIT.format(extra=extra))
+    res = retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit")
+    assert res.code == 0, res.text
+    return repo
+
+
+def results(log, step: str = "1/extract/1") -> list[str]:
+    """The tool results the model saw in a step, as of its last turn there."""
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    return [e for e in entries if e["keys"] == [step]][-1]["results"]
+
+
+def test_delete_write_and_read_file_do_what_they_say(tmp_path, scripted):
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.write("run.sh", "#!/bin/sh\necho old\n", mode=0o755)
+    big = "".join(f"line {i:05d} of a long generated file\n" for i in range(2000))   # ~70 000 characters
+    repo.commit("base", {"old.txt": "to go\n", "data.bin": b"\x89PNG\r\n\x00\x01binary", "big.txt": big})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write("run.sh", "#!/bin/sh\necho new\n", mode=0o755)
+    repo.commit("messy", {"old.txt": None})
+    repo.git("checkout", "-q", "main")
+    planned(repo, tmp_path)
+    log = scripted({"1/extract": [
+        turn(call("read_file", path="data.bin"), call("read_file", path="big.txt"),
+             call("write_file", path="run.sh", content="#!/bin/sh\necho new\n"),
+             call("delete_file", path="old.txt")),
+        turn(call("create_commit", message="the change"))]})
+
+    assert retcon(repo, "run", "-m", "scripted").code == 3   # commit 2 has nothing left to do: stuck
+    binary, truncated, wrote, deleted = results(log)[:4]
+    assert binary == "data.bin: binary file, 14 bytes"
+    assert truncated.startswith("line 00000 of a long")
+    assert truncated.endswith(f"[... cut: {len(big) - 24000} more characters not shown ...]")
+    assert wrote.startswith("Wrote run.sh") and deleted == "Deleted old.txt."
+    first = repo.git("rev-list", "--reverse", "main..feature-clean").split()[0]
+    assert repo.git("ls-tree", first, "run.sh").split()[0] == "100755"     # the executable bit is kept
+    assert repo.git("show", f"{first}:run.sh") == "#!/bin/sh\necho new"
+    assert repo.git("ls-tree", "--name-only", first).split() == ["big.txt", "data.bin", "run.sh"]
+
+
+def test_a_failed_apply_changes_nothing_and_says_which_hunk_and_why(tmp_path, scripted):
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("base", {".gitignore": "zz/\n", "a.txt": "one\ntwo\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("messy", {"a.txt": "one\n2\n", "zz": "now a file\n"})
+    repo.git("checkout", "-q", "main")
+    # The build leaves an ignored directory `zz/` in the build worktree, where the source adds a file.
+    planned(repo, tmp_path, 'build = "mkdir -p zz && echo warm > zz/obj"\n')
+    log = scripted({"1/extract": [
+        turn(call("write_file", path="b.txt", content="so the build runs on a new tree\n"), call("run_build")),
+        turn(call("apply_hunks", hunk_ids="$ids:")),
+        turn(call("read_diff"), call("read_file", path="a.txt")),
+        turn(call("create_commit", message="the change"))]})
+
+    assert retcon(repo, "run", "-m", "scripted").code == 3
+    out = results(log)
+    assert out[1].startswith("build: PASS"), out[1]
+    applied, diff, a_txt = out[2:5]
+    assert applied.startswith("Error:") and "(add of zz)" in applied and "non-empty directory" in applied
+    assert "nothing was applied" in applied
+    assert "a.txt (modify)" in diff and "zz (add)" in diff       # the index kept neither hunk
+    assert a_txt == "one\ntwo\n"                                 # nor did the file
+    # What the commit holds is what the worktree holds: b.txt, and no half of the failed apply.
+    first = repo.git("rev-list", "--reverse", "main..feature-clean").split()[0]
+    assert repo.git("diff", "--name-only", "main", first).split() == ["b.txt"]
+
+
+def test_a_model_that_keeps_calling_tools_stops_at_the_chain_limit(tmp_path, scripted):
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("base", {"a.txt": "a\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("messy", {"a.txt": "b\n"})
+    repo.git("checkout", "-q", "main")
+    planned(repo, tmp_path)
+    log = scripted({"1/extract": [turn(call("read_diff"), text="let me look again")] * 60})
+
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 3, res.text
+    turns = [json.loads(line)["turn"] for line in log.read_text().splitlines()]
+    assert max(turns) + 1 == 40            # 40 responses, then the step stopped: no 41st
+    assert "the model used 40 responses without finishing the step" in res.text
+    assert "let me look again" in res.text
+    shown = retcon(repo, "spec", "show").out
+    assert "the model used 40 responses without finishing the step" in shown
+    assert repo.git("rev-list", "main..feature-clean", check=False) == ""

@@ -9,6 +9,7 @@ from git_retcon.cli.group import cli, open_store
 from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import ref_target
 from git_retcon.state import spec as specmod
+from git_retcon.state import spectoml
 
 
 @cli.command()
@@ -75,12 +76,12 @@ def plan(source: str | None, remote: str | None, cleaned: str | None, from_file:
     spec.build = build or spec.build
     spec.test = test_cmd or spec.test
     spec.model = model or spec.model
-    specmod.parse(specmod.dump(spec))  # what we save must be valid
+    specmod.parse(spectoml.dump(spec))  # what we save must be valid
     branches.check_branches(repo, spec)
     if edit is None:
         edit = sys.stdin.isatty() and sys.stdout.isatty()
     if edit:
-        edited = planmod.edit(repo, specmod.dump(spec) + (planmod.leftover_comment(proposal.leftovers)
+        edited = planmod.edit(repo, spectoml.dump(spec) + (planmod.leftover_comment(proposal.leftovers)
                                                              if proposal else ""))
         if edited is None:
             raise RetconError("the spec was emptied: nothing was saved")

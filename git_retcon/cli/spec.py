@@ -9,7 +9,7 @@ import click
 from git_retcon.cli.group import cli, load_named, open_store
 from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import ref_target
-from git_retcon.state import spec as specmod
+from git_retcon.state import spectoml
 
 
 @cli.group("spec")
@@ -26,7 +26,7 @@ def spec_show(name: str | None) -> None:
     Example:
       git retcon spec show feature-clean
     """
-    click.echo(specmod.dump(load_named(name)[1].spec), nl=False)
+    click.echo(spectoml.dump(load_named(name)[1].spec), nl=False)
 
 
 @spec_group.command("export")
@@ -39,7 +39,7 @@ def spec_export(name: str | None, output: str | None) -> None:
     Example:
       git retcon spec export -o spec.toml feature-clean
     """
-    text = specmod.dump(load_named(name)[1].spec)
+    text = spectoml.dump(load_named(name)[1].spec)
     if output:
         Path(output).write_text(text, encoding="utf-8")
         click.echo(f"Wrote {output}")
@@ -80,12 +80,12 @@ def spec_edit(name: str | None) -> None:
     from git_retcon.plan import write as planmod
 
     store, stored = load_named(name)
-    edited = planmod.edit(store.repo, specmod.dump(stored.spec))
+    edited = planmod.edit(store.repo, spectoml.dump(stored.spec))
     if edited is None:
         raise RetconError("the spec was emptied: nothing was saved")
     if edited.cleaned != stored.spec.cleaned:
         raise RetconError("`cleaned` names the spec and cannot change in an edit: use `spec import` for a new one")
-    if specmod.dump(edited) == specmod.dump(stored.spec):
+    if spectoml.dump(edited) == spectoml.dump(stored.spec):
         click.echo("No changes.")
         return
     branches.check_branches(store.repo, edited)

@@ -1,11 +1,9 @@
-"""The history spec: a TOML file of logical commits, parsed, validated and written back.
+"""The history spec: a TOML file of logical commits, parsed and validated (spectoml.py writes it back).
 
 Errors are one line naming file, line and field, because users edit this file by hand.
 """
 from __future__ import annotations
 
-import bisect
-import contextlib
 import copy
 import difflib
 import re
@@ -16,6 +14,7 @@ from typing import Any, Literal
 import tomli
 
 from git_retcon.errors import RetconError
+from git_retcon.state.tomlpos import Where
 
 
 class SpecError(RetconError):
@@ -137,177 +136,6 @@ class Spec:
         return copy.deepcopy(self)
 
 
-# --- locating keys in the text (tomli gives values, not positions) -----------
-
-
-@dataclass
-class _Table:
-    line: int
-    keys: dict[str, int] = field(default_factory=dict)  # key -> line of "key ="
-    items: dict[str, list[int]] = field(default_factory=dict)  # array key -> line of each element
-
-
-_BARE = re.compile(r"[A-Za-z0-9_-]+")
-_SCALAR = re.compile(r"[^\s,\]}#]+")
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
-class _Scanner:
-    """A minimal TOML walker over text tomli already accepted: records where keys are."""
-
-    def __init__(self, text: str) -> None:
-        self.t, self.i = text, 0
-        self.newlines = [i for i, c in enumerate(text) if c == "\n"]
-        self.top = _Table(1)
-        self.commits: list[_Table] = []
-
-    def line(self, pos: int) -> int:
-        return bisect.bisect_left(self.newlines, pos) + 1
-
-    def trivia(self, newlines: bool) -> None:
-        t = self.t
-        while self.i < len(t):
-            c = t[self.i]
-            if c in " \t" or (newlines and c in "\r\n"):
-                self.i += 1
-            elif c == "#":
-                end = t.find("\n", self.i)
-                self.i = len(t) if end < 0 else end
-            else:
-                return
-
-    def string(self) -> str:
-        t, i = self.t, self.i
-        q = t[i]
-        if t.startswith(q * 3, i):
-            j = i + 3
-            while not t.startswith(q * 3, j):
-                j += 2 if q == '"' and t[j] == "\\" else 1
-            run = 3
-            while run < 5 and j + run < len(t) and t[j + run] == q:
-                run += 1  # up to two quotes may end the content, right before the delimiter
-            j += run
-        else:
-            j = i + 1
-            while t[j] != q:
-                j += 2 if q == '"' and t[j] == "\\" else 1
-            j += 1
-        self.i = j
-        return t[i:j]
-
-    def key(self) -> list[str]:
-        segs: list[str] = []
-        while True:
-            self.trivia(False)
-            if self.t[self.i] in "\"'":
-                segs.append(tomli.loads("k = " + self.string())["k"])
-            else:
-                m = _BARE.match(self.t, self.i)
-                assert m
-                segs.append(m.group())
-                self.i = m.end()
-            self.trivia(False)
-            if self.t[self.i] != ".":
-                return segs
-            self.i += 1
-
-    def value(self, record: list[int] | None) -> None:
-        t = self.t
-        c = t[self.i]
-        if c in "\"'":
-            self.string()
-        elif c == "[":
-            self.i += 1
-            while True:
-                self.trivia(True)
-                if t[self.i] == "]":
-                    self.i += 1
-                    return
-                if record is not None:
-                    record.append(self.line(self.i))
-                self.value(None)
-                self.trivia(True)
-                if t[self.i] == ",":
-                    self.i += 1
-        elif c == "{":
-            self.i += 1
-            while True:
-                self.trivia(True)
-                if t[self.i] == "}":
-                    self.i += 1
-                    return
-                self.key()
-                self.i += 1  # '='
-                self.trivia(False)
-                self.value(None)
-                self.trivia(True)
-                if t[self.i] == ",":
-                    self.i += 1
-        else:
-            m = _SCALAR.match(t, self.i)
-            assert m
-            self.i = m.end()
-            # A local date-time may use a space between date and time.
-            if _DATE.fullmatch(m.group()) and t[self.i : self.i + 1] == " " and t[self.i + 1 : self.i + 2].isdigit():
-                self.i += 1
-                self.value(None)
-
-    def scan(self) -> None:
-        t = self.t
-        cur = self.top
-        while True:
-            self.trivia(True)
-            if self.i >= len(t):
-                return
-            pos = self.i
-            ln = self.line(pos)
-            if t[pos] == "[":
-                array = t.startswith("[[", pos)
-                self.i += 2 if array else 1
-                segs = self.key()
-                self.i += 2 if array else 1
-                cur = _Table(ln)  # keys of tables we do not model are not recorded
-                if segs == ["commit"] and array:
-                    self.commits.append(cur)
-                elif segs[0] == "commit" and len(segs) > 1 and self.commits:
-                    self.commits[-1].keys.setdefault(segs[1], ln)
-                else:
-                    self.top.keys.setdefault(segs[0], ln)
-            else:
-                segs = self.key()
-                self.i += 1  # '='
-                self.trivia(False)
-                cur.keys.setdefault(segs[0], ln)
-                record = None
-                if len(segs) == 1 and segs[0] not in cur.items:
-                    record = cur.items[segs[0]] = []
-                self.value(record)
-
-
-class _Where:
-    """Line numbers for error messages; falls back to sensible lines when unknown."""
-
-    def __init__(self, text: str) -> None:
-        s = _Scanner(text)
-        with contextlib.suppress(Exception):  # positions are a courtesy; never mask the real error
-            s.scan()
-        self.top = s.top
-        self.commits = s.commits or [_Table(n) for n in s.top.items.get("commit", [])]
-
-    def at(self, key: str | None = None) -> int:
-        return self.top.keys.get(key, 1) if key else 1
-
-    def commit(self, k: int, key: str | None = None) -> int:
-        if k >= len(self.commits):
-            return self.at("commit")
-        table = self.commits[k]
-        return table.keys.get(key, table.line) if key else table.line
-
-    def item(self, k: int, key: str, j: int) -> int:
-        lines = self.commits[k].items.get(key, []) if k < len(self.commits) else []
-        return lines[j] if j < len(lines) else self.commit(k, key)
-
-
 # --- parsing and validation --------------------------------------------------
 
 _TOP = ("source", "remote", "cleaned", "build", "test", "timeout", "model", "commit")
@@ -358,7 +186,7 @@ class _Parser:
     def fail(self, msg: str, key: str | None = None, k: int | None = None, j: int | None = None) -> SpecError:
         """An error at a top-level key, commit k's key, or element j of commit k's array key."""
         # Only errors need positions, so valid specs skip the scan.
-        w = _Where(self.text)
+        w = Where(self.text)
         if k is None:
             line = w.at(key)
         elif j is None:
@@ -505,94 +333,3 @@ class _Parser:
 def parse(text: str, filename: str = "spec.toml") -> Spec:
     """Parse and validate a spec; raises SpecError with file, line and field."""
     return _Parser(text.removeprefix("\ufeff"), filename).run()
-
-
-# --- writing -----------------------------------------------------------------
-
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
-
-
-# Regexes rather than per-character Python: specs carry long hints and histories.
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_LINE_ESC = re.compile('["\\\\\x00-\x1f\x7f]')
-# In a multi-line basic string only a quote that precedes another quote (or ends
-# the text) needs escaping: then no '"""' can close the string early.
-_MULTI_ESC = re.compile('[\\\\\x00-\x08\x0b-\x1f\x7f]|"(?="|\\Z)')
-
-
-def _control(c: str) -> bool:
-    return c < " " or c == "\x7f"
-
-
-def _check(s: str, what: str) -> None:
-    # A lone surrogate has no UTF-8 encoding and no TOML escape: refuse rather than lose it.
-    m = _SURROGATE.search(s)
-    if m:
-        raise SpecError(f"spec: {what} contains a lone surrogate U+{ord(m.group()):04X}, "
-                        "which TOML cannot store: remove it")
-
-
-def _escape(c: str) -> str:
-    return _ESCAPES.get(c) or (f"\\u{ord(c):04X}" if _control(c) else c)
-
-
-def _line_str(s: str) -> str:
-    """A one-line TOML string; literal when that spares backslashes."""
-    if ("\\" in s or '"' in s) and "'" not in s and not _CONTROL.search(s):
-        return f"'{s}'"
-    return '"' + _LINE_ESC.sub(lambda m: _escape(m.group()), s) + '"'
-
-
-def _str(s: str) -> str:
-    """A TOML string; multi-line when the text has newlines, so it reads as written."""
-    if "\n" not in s:
-        return _line_str(s)
-    # The newline right after the opening delimiter is dropped by TOML, so text keeps its own.
-    if "\\" in s and "'''" not in s and not s.endswith("'") and not any(_control(c) and c not in "\t\n" for c in s):
-        return "'''\n" + s + "'''"
-    return '"""\n' + _MULTI_ESC.sub(lambda m: _escape(m.group()), s) + '"""'
-
-
-def _entry(e: Entry) -> str:
-    if isinstance(e, CommitCreated):
-        return "{ commit_created = " + _line_str(e.sha) + " }"
-    if isinstance(e, Squashed):
-        return "{ squashed = " + _line_str(e.sha) + " }"
-    if isinstance(e, Stuck):
-        return "{ stuck = " + _line_str(e.summary) + " }"
-    if isinstance(e, Resolved):
-        return "{ resolved = " + _line_str(e.text) + " }"
-    return '"complete"'
-
-
-def dump(spec: Spec) -> str:
-    """The spec as stable, hand-editable TOML; parse(dump(s)) == s."""
-    lines: list[str] = []
-    for name in ("source", "remote", "cleaned", "build", "test", "timeout", "model"):
-        value = getattr(spec, name)
-        if isinstance(value, int):
-            lines.append(f"{name} = {value}")
-        elif value is not None:
-            _check(value, f"'{name}'")
-            lines.append(f"{name} = {_str(value)}")
-    for k, c in enumerate(spec.commits):
-        ctx = f"commit {k + 1}"
-        lines += ["", "[[commit]]"]
-        _check(c.message, f"{ctx}: 'message'")
-        _check(c.hints, f"{ctx}: 'hints'")
-        lines.append(f"message = {_str(c.message)}")
-        lines.append(f"hints = {_str(c.hints)}")
-        if c.paths:
-            for p in c.paths:
-                _check(p, f"{ctx}: 'paths'")
-            one = "paths = [" + ", ".join(_line_str(p) for p in c.paths) + "]"
-            lines += [one] if len(one) <= 88 else ["paths = [", *(f"    {_line_str(p)}," for p in c.paths), "]"]
-        if c.hunks:
-            rows = [", ".join(f'"{h}"' for h in c.hunks[i:i + 6]) for i in range(0, len(c.hunks), 6)]
-            lines += [f"hunks = [{rows[0]}]"] if len(rows) == 1 else ["hunks = [", *(f"    {r}," for r in rows), "]"]
-        if c.history:
-            for e in c.history:
-                _check(getattr(e, "sha", "") + getattr(e, "summary", "") + getattr(e, "text", ""), f"{ctx}: 'history'")
-            lines += ["history = [", *(f"    {_entry(e)}," for e in c.history), "]"]
-    return "\n".join(lines) + "\n"

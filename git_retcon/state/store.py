@@ -31,6 +31,7 @@ from git_retcon.git.plumbing import (
     signature,
 )
 from git_retcon.state import spec as specmod
+from git_retcon.state import spectoml
 
 SPEC_PREFIX = "refs/retcon/"
 NOTES_REF = "refs/notes/retcon"
@@ -85,7 +86,7 @@ class Store:
     def save(self, spec: specmod.Spec, old: str | None, message: str) -> str:
         """Write spec as a new commit on its chain, CAS from `old`; returns the commit."""
         name = spec.cleaned
-        text = specmod.dump(spec)
+        text = spectoml.dump(spec)
         builder = self.repo.TreeBuilder()
         builder.insert(SPEC_FILE, self.repo.create_blob(text.encode("utf-8")), pygit2.GIT_FILEMODE_BLOB)
         tree = builder.write()

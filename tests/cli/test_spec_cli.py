@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import stat
 
-from testing.flow import SPEC, feature_repo, retcon
+from testing.flow import SPEC, call, feature_repo, retcon, turn
 
 
 def planned(tmp_path):
@@ -81,3 +81,17 @@ def test_name_is_required_when_several_specs_exist(tmp_path):
     repo.git("checkout", "-q", "other")
     res = retcon(repo, "status")
     assert res.code == 0 and res.out.startswith("other-clean:")
+
+
+def test_show_prints_a_stuck_summary_as_lines_not_one_escaped_string(tmp_path, scripted):
+    repo = planned(tmp_path)
+    summary = 'Test failed: `pytest -q` (exit 1)\n\nEvidence:\n  app.py:5: NameError: name "two" is not defined'
+    scripted({"1/extract": [turn(call("stuck", summary=summary))]})
+    assert retcon(repo, "run", "-m", "scripted").code == 3
+    shown = retcon(repo, "spec", "show").out
+    assert '{ stuck = """\nTest failed: `pytest -q` (exit 1)\n\nEvidence:\n' in shown
+    assert '  app.py:5: NameError: name "two" is not defined""" },' in shown
+    # What is shown is the spec: it imports back unchanged.
+    (tmp_path / "shown.toml").write_text(shown)
+    assert retcon(repo, "spec", "import", str(tmp_path / "shown.toml")).code == 0
+    assert retcon(repo, "spec", "show").out == shown

@@ -8,7 +8,8 @@ import re
 import pytest
 import tomli
 
-from git_retcon.state.spec import LogicalCommit, Spec, SpecError, dump, parse
+from git_retcon.state.spec import LogicalCommit, Spec, SpecError, parse
+from git_retcon.state.spectoml import dump
 from testing.editor import scripted_editor
 from testing.flow import feature_repo, retcon
 from testing.gitrepo import GitRepo

@@ -15,9 +15,9 @@ from git_retcon.state.spec import (
     SpecError,
     Squashed,
     Stuck,
-    dump,
     parse,
 )
+from git_retcon.state.spectoml import dump
 
 # The reference's "Format" example, verbatim but for its two placeholder shas
 # ("e4f5g6h", "f7g8h9i" are not hex), which are made hex here.
@@ -325,7 +325,9 @@ Use regex \\d+ here.
 \'\'\'
 history = [
     { commit_created = "c0ffee1" },
-    { stuck = "Missing type\\nneeds reorder" },
+    { stuck = """
+Missing type
+needs reorder""" },
     { resolved = "Reordered" },
 ]
 

@@ -1,0 +1,109 @@
+"""The spec written back as TOML: stable, hand-editable, and parse(dump(s)) == s.
+
+Written by hand rather than with tomli-w or tomlkit: both lose the CR of a CRLF
+inside a multi-line string (a commit message would change on its way through the
+spec), tomli-w picks inline or table layouts by line length (a long stuck summary
+would turn a history into [[commit.history]] tables), and tomlkit takes more than
+ten times as long per save, which a run makes several times per commit.
+"""
+from __future__ import annotations
+
+import re
+
+from git_retcon.state.spec import (
+    CommitCreated,
+    Entry,
+    Resolved,
+    Spec,
+    SpecError,
+    Squashed,
+    Stuck,
+)
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+# Regexes rather than per-character Python: specs carry long hints and histories.
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_LINE_ESC = re.compile('["\\\\\x00-\x1f\x7f]')
+# In a multi-line basic string only a quote that precedes another quote (or ends
+# the text) needs escaping: then no '"""' can close the string early.
+_MULTI_ESC = re.compile('[\\\\\x00-\x08\x0b-\x1f\x7f]|"(?="|\\Z)')
+
+
+def _control(c: str) -> bool:
+    return c < " " or c == "\x7f"
+
+
+def _check(s: str, what: str) -> None:
+    # A lone surrogate has no UTF-8 encoding and no TOML escape: refuse rather than lose it.
+    m = _SURROGATE.search(s)
+    if m:
+        raise SpecError(f"spec: {what} contains a lone surrogate U+{ord(m.group()):04X}, "
+                        "which TOML cannot store: remove it")
+
+
+def _escape(c: str) -> str:
+    return _ESCAPES.get(c) or (f"\\u{ord(c):04X}" if _control(c) else c)
+
+
+def _line_str(s: str) -> str:
+    """A one-line TOML string; literal when that spares backslashes."""
+    if ("\\" in s or '"' in s) and "'" not in s and not _CONTROL.search(s):
+        return f"'{s}'"
+    return '"' + _LINE_ESC.sub(lambda m: _escape(m.group()), s) + '"'
+
+
+def _str(s: str) -> str:
+    """A TOML string; multi-line when the text has newlines, so it reads as written."""
+    if "\n" not in s:
+        return _line_str(s)
+    # The newline right after the opening delimiter is dropped by TOML, so text keeps its own.
+    if "\\" in s and "'''" not in s and not s.endswith("'") and not any(_control(c) and c not in "\t\n" for c in s):
+        return "'''\n" + s + "'''"
+    return '"""\n' + _MULTI_ESC.sub(lambda m: _escape(m.group()), s) + '"""'
+
+
+def _entry(e: Entry) -> str:
+    if isinstance(e, CommitCreated):
+        return "{ commit_created = " + _line_str(e.sha) + " }"
+    if isinstance(e, Squashed):
+        return "{ squashed = " + _line_str(e.sha) + " }"
+    if isinstance(e, Stuck):
+        return "{ stuck = " + _str(e.summary) + " }"  # a brief reads as lines in `spec show`
+    if isinstance(e, Resolved):
+        return "{ resolved = " + _str(e.text) + " }"
+    return '"complete"'
+
+
+def dump(spec: Spec) -> str:
+    """The spec as stable, hand-editable TOML; parse(dump(s)) == s."""
+    lines: list[str] = []
+    for name in ("source", "remote", "cleaned", "build", "test", "timeout", "model"):
+        value = getattr(spec, name)
+        if isinstance(value, int):
+            lines.append(f"{name} = {value}")
+        elif value is not None:
+            _check(value, f"'{name}'")
+            lines.append(f"{name} = {_str(value)}")
+    for k, c in enumerate(spec.commits):
+        ctx = f"commit {k + 1}"
+        lines += ["", "[[commit]]"]
+        _check(c.message, f"{ctx}: 'message'")
+        _check(c.hints, f"{ctx}: 'hints'")
+        lines.append(f"message = {_str(c.message)}")
+        lines.append(f"hints = {_str(c.hints)}")
+        if c.paths:
+            for p in c.paths:
+                _check(p, f"{ctx}: 'paths'")
+            one = "paths = [" + ", ".join(_line_str(p) for p in c.paths) + "]"
+            lines += [one] if len(one) <= 88 else ["paths = [", *(f"    {_line_str(p)}," for p in c.paths), "]"]
+        if c.hunks:
+            rows = [", ".join(f'"{h}"' for h in c.hunks[i:i + 6]) for i in range(0, len(c.hunks), 6)]
+            lines += [f"hunks = [{rows[0]}]"] if len(rows) == 1 else ["hunks = [", *(f"    {r}," for r in rows), "]"]
+        if c.history:
+            for e in c.history:
+                _check(getattr(e, "sha", "") + getattr(e, "summary", "") + getattr(e, "text", ""), f"{ctx}: 'history'")
+            lines += ["history = [", *(f"    {_entry(e)}," for e in c.history), "]"]
+    return "\n".join(lines) + "\n"

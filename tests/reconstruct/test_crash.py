@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from testing.flow import ROOT, SPEC, feature_repo, retcon_proc, take, write_script
+from testing.flow import ROOT, SPEC, feature_repo, retcon, retcon_proc, take, write_script
 
 SCRIPT = {"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")}
 
@@ -110,3 +110,22 @@ def test_killed_at_random_instants_until_done(project):
         pytest.fail("the run never finished")
     assert kills >= 2, "the instants were too late to test anything"
     assert_clean_result(project)
+
+
+def test_scratch_refs_of_dead_processes_are_swept_and_a_live_ones_kept(project, scripted):
+    """A process killed while writing a note leaves refs/retcon-scratch/<pid>-*; the next run
+    drops those of dead processes, and leaves alone one whose process still runs."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        head = project.rev("main")
+        for name in (f"{dead.pid}-0badc0de", f"{dead.pid}-1badc0de", f"{alive.pid}-2badc0de", "notes-of-mine"):
+            project.git("update-ref", f"refs/retcon-scratch/{name}", head)
+        scripted(SCRIPT)
+        assert retcon(project, "run", "-m", "scripted").code == 0
+        left = project.git("for-each-ref", "--format=%(refname)", "refs/retcon-scratch/").split()
+        assert left == [f"refs/retcon-scratch/{alive.pid}-2badc0de", "refs/retcon-scratch/notes-of-mine"]
+    finally:
+        alive.kill()
+        alive.wait()

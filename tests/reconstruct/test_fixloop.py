@@ -6,6 +6,7 @@ and broken-backend variants in testing/flaky_model.py) making real tool calls.
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
@@ -56,27 +57,24 @@ def test_the_brief_names_the_missing_helper_and_one_wip_commit_fixes_it(tmp_path
     assert wip["rework"]["candidates"] == fix["calls"][0]["arguments"]["hunk_ids"]
 
 
-def _fix_cost(tmp_path, scripted, fix_turns):
-    """Model calls and tokens of the one fix step that makes commit 1 pass."""
+def test_the_fix_prompt_carries_the_brief_not_the_remaining_diff(tmp_path, scripted):
+    """A model that follows the brief needs no read_diff: the prompt names the hunk that
+    fixes the failure, and it is a fraction of the remaining diff it stands for."""
     repo = make(tmp_path, docs=30, doc_size=60)
-    scripted({"1/extract": take("app.py"), "1/fix/1": fix_turns, "2/extract": take("")})
+    log = scripted({"1/extract": take("app.py"), "2/extract": take(""), "1/fix/1": [
+        turn(call("read_diff", page=1), call("read_diff", page=2)),
+        turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message="take two()"))]})
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 0, res.text
-    wip = note(repo, "feature-clean~1")
-    assert wip["kind"] == "wip" and wip["test"] == "pass"
-    return wip["model_calls"], wip["tokens"]["input"] + wip["tokens"]["output"]
-
-
-def test_with_the_brief_a_fix_costs_fewer_calls_and_tokens_than_searching_the_diff(tmp_path, scripted):
-    with_brief = _fix_cost(tmp_path / "a", scripted, [
-        turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message="take two()"))])
-    # Without using the brief: page through the remaining diff until util.py shows up.
-    pages = [turn(call("read_diff", page=p)) for p in (1, 2, 3, 4)]
-    searching = _fix_cost(tmp_path / "b", scripted, [
-        *pages, turn(call("apply_hunks", hunk_ids="$ids:util.py")), turn(call("create_commit", message="take two()"))])
-    print(f"\nfix with the brief: {with_brief[0]} calls, {with_brief[1]} tokens; "
-          f"paging the diff instead: {searching[0]} calls, {searching[1]} tokens")
-    assert with_brief[0] < searching[0] and with_brief[1] * 5 < searching[1]
+    fix = [e for e in entries(log) if e["keys"] == ["1/fix/1"]]
+    prompt, (page1, page2, applied) = fix[0]["prompt"], fix[-1]["results"]
+    assert "page 1 of 2" in page1 and "page 2 of 2" in page2
+    (candidate,) = re.findall(r"^  ([0-9a-f]{10}) util\.py modify .*: defines `two`", prompt, re.M)
+    assert f"hunk {candidate} util.py (modify)" in page1 + page2
+    assert "+def two():" in (page1 + page2).split(f"hunk {candidate}")[1]
+    assert applied.startswith("Applied 1 hunks to 1 files: util.py.")
+    assert len(prompt) * 5 < len(page1) + len(page2), (len(prompt), len(page1) + len(page2))
+    assert note(repo, "feature-clean~1")["test"] == "pass"
 
 
 # -- escalation: each rule stops the loop whatever the model says ----------------------------

@@ -107,3 +107,50 @@ def test_squash_refuses_a_wip_of_an_unfinished_commit_and_a_checked_out_branch(t
     res = retcon(repo, "squash")
     assert res.code == 1 and "is checked out" in res.err
     assert repo.rev("feature-clean") == tip
+
+
+def test_a_squash_whose_first_fold_is_not_commit_1_keeps_the_commits_before_it(tmp_path, scripted):
+    spec = SPEC_THREE
+    repo = make(tmp_path, spec=spec, docs=1)
+    scripted({"1/extract": take("notes/"), "2/extract": take("app.py"), "3/extract": take(""),
+              "2/fix/1": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message="two"))]})
+    assert retcon(repo, "run", "-m", "scripted").code == 0
+    notes_c, app, wip, docs = repo.git("rev-list", "--reverse", "main..feature-clean").split()
+    trees = [repo.tree(s) for s in (notes_c, wip, docs)]
+
+    res = retcon(repo, "squash")
+    assert res.code == 0, res.text
+    assert "Squashed 1 WIP commits into 1 logical commits" in res.out
+    assert repo.log("main..feature-clean") == ["docs: explain main", "app: use two()", "notes: add the todo"]
+    first, squashed, docs2 = repo.git("rev-list", "--reverse", "main..feature-clean").split()
+    assert first == notes_c                          # before the first fold, nothing is rewritten
+    assert [repo.tree(s) for s in (first, squashed, docs2)] == trees
+    assert repo.rev(f"{squashed}^") == notes_c
+    assert note(repo, squashed)["squashed"]["from"] == [app, wip]
+    assert note(repo, docs2)["rewritten_from"] == docs
+    doc = json.loads(retcon(repo, "status", "--json").out)
+    assert [c["commits"] for c in doc["commits"]] == [[notes_c], [squashed], [docs2]]
+    assert [c["state"] for c in doc["commits"]] == ["complete"] * 3
+    assert "squashed" not in retcon(repo, "spec", "show").out.split("[[commit]]")[1]
+    assert retcon(repo, "check").code == 0
+
+
+SPEC_THREE = """\
+source = "feature"
+remote = "main"
+cleaned = "feature-clean"
+build = "python3 -m py_compile app.py util.py"
+test = "python3 -c 'import app; app.main()'"
+
+[[commit]]
+message = "notes: add the todo"
+paths = ["notes/"]
+
+[[commit]]
+message = "app: use two()"
+paths = ["app.py"]
+
+[[commit]]
+message = "docs: explain main"
+paths = ["README", "docs/"]
+"""

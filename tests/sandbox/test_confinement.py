@@ -37,6 +37,7 @@ def test_paths_outside_the_worktree_are_refused_to_the_model(project, scripted, 
         call("write_file", path="", content="x"),
     ]
     log = scripted({"1/extract": [turn(*attempts), turn(call("stuck", summary="refused everywhere"))]})
+    config = (project.path / ".git" / "config").read_bytes()
     res = retcon(project, "run", "-m", "scripted")
     assert res.code == 3
     out = results(log)
@@ -46,7 +47,10 @@ def test_paths_outside_the_worktree_are_refused_to_the_model(project, scripted, 
     assert not (tmp_path / "escape.txt").exists() and not (tmp_path / "abs.txt").exists()
     assert list(outside.iterdir()) == []
     assert (project.path / "app.py").exists()
-    assert "retcon" not in (project.path / ".git" / "config").read_text().split("[core]")[0]
+    assert (project.path / ".git" / "config").read_bytes() == config
+    worktree = project.path / ".git" / "retcon" / "worktrees" / "feature-clean"
+    assert (worktree / ".git").read_text().startswith("gitdir: ")
+    assert not (worktree / "sub").exists()
 
 
 def test_a_symlink_that_leaves_the_worktree_is_not_followed(tmp_path, scripted):

@@ -23,8 +23,8 @@ from git_retcon import demo
 from testing.gitrepo import GitRepo
 
 BIN = Path(sys.executable).parent
-SPEC_MESSAGES = re.findall(r'^message = "(.*)"$', demo.SPEC, re.M)
-SPEC_PATHS = [json.loads(p) for p in re.findall(r"^paths = (\[.*\])$", demo.SPEC, re.M)]
+SPEC_MESSAGES = re.findall(r'^message = "(.*)"$', demo.spec_template(), re.M)
+SPEC_PATHS = [json.loads(p) for p in re.findall(r"^paths = (\[.*\])$", demo.spec_template(), re.M)]
 
 
 def user_env(home: Path) -> dict[str, str]:

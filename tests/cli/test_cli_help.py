@@ -25,8 +25,14 @@ from git_retcon.cli import cli
 ROOT = Path(__file__).resolve().parents[2]
 MAN = ROOT / "man" / "git-retcon.1"
 BIN = Path(sys.executable).parent
-NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__",
-                                    ".pytest_cache", "tests", "bench")
+_NOT_ANYWHERE = shutil.ignore_patterns("__pycache__", "*.egg-info", ".pytest_cache")
+_NOT_AT_TOP = {".git", ".venv", "build", "dist", "tests", "bench"}
+
+
+def not_source(directory: str, names: list[str]) -> set[str]:
+    """What a source distribution leaves out; `tests` only at the top (the demo project has its own)."""
+    left_out = set(_NOT_ANYWHERE(directory, names))
+    return left_out | (_NOT_AT_TOP & set(names) if Path(directory) == ROOT else set())
 
 
 def leaves(group: click.Group = cli, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:
@@ -98,7 +104,7 @@ def test_subcommand_help_goes_through_git_to_click(hermetic):
 def wheel(tmp_path_factory) -> Path:
     """A wheel of this tree, built offline with the setuptools of this environment."""
     src = tmp_path_factory.mktemp("src") / "git-retcon"
-    shutil.copytree(ROOT, src, ignore=NOT_SOURCE)
+    shutil.copytree(ROOT, src, ignore=not_source)
     out = tmp_path_factory.mktemp("wheel")
     res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
                           "--wheel-dir", str(out), str(src)], capture_output=True, text=True)
@@ -115,6 +121,19 @@ def test_the_wheel_ships_the_man_page_and_completions(wheel):
                          "share/zsh/site-functions/_git-retcon"}
     with zipfile.ZipFile(wheel) as z:
         assert z.read(data["share/man/man1/git-retcon.1"]) == MAN.read_bytes()
+
+
+def test_the_wheel_ships_the_demo_project(wheel):
+    """`git retcon demo` reads its project from package data: every file, byte for byte."""
+    shipped = ROOT / "demoproject"
+    files = sorted(p.relative_to(shipped).as_posix() for p in shipped.rglob("*")
+                   if p.is_file() and "__pycache__" not in p.parts)
+    assert {"main/.gitignore", "main/tests/test_money.py", "feature.toml", "spec.toml.in"} <= set(files)
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        for rel in files:
+            assert f"git_retcon/demoproject/{rel}" in names, rel
+            assert z.read(f"git_retcon/demoproject/{rel}") == (shipped / rel).read_bytes(), rel
 
 
 def test_make_install_then_git_retcon_help_opens_the_manual(wheel, tmp_path, hermetic):

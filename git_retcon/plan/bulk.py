@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pygit2
 
 from git_retcon.diff.hunk import Hunk
+from git_retcon.plan.context import fit_rows
 
 # Lock file -> the manifests whose change it follows.
 LOCKS = {
@@ -139,14 +140,4 @@ def owner_by_rule(b: Bulk, owner_of_path: dict[str, int], owners_in_dir: Callabl
 def describe_all(bulk: Sequence[Bulk], budget: int) -> str:
     if not bulk:
         return "(none)"
-    lines: list[str] = []
-    used = 0
-    for i, b in enumerate(bulk):
-        line = "- " + b.describe()
-        more = f"... and {len(bulk) - i} more such files"
-        if used + len(line) + 1 + len(more) > budget:
-            lines.append(more)
-            break
-        lines.append(line)
-        used += len(line) + 1
-    return "\n".join(lines)
+    return fit_rows(["- " + b.describe() for b in bulk], budget, "such files")

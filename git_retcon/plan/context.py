@@ -13,6 +13,21 @@ from git_retcon.diff.hunk import Hunk
 LABEL_CHARS = 300     # a chunk's label, at most
 
 
+def fit_rows(rows: list[str], budget: int, what: str) -> str:
+    """rows, one a line, within budget characters; when they do not all fit, the last
+    line says how many more `what` were left out."""
+    kept: list[str] = []
+    used = 0
+    for i, row in enumerate(rows):
+        more = f"... and {len(rows) - i} more {what}"
+        if used + len(row) + 1 + len(more) > budget:
+            kept.append(more)
+            break
+        kept.append(row)
+        used += len(row) + 1
+    return "\n".join(kept)
+
+
 def cut(text: str, n: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"
@@ -32,16 +47,7 @@ def commits_text(commits: Sequence[pygit2.Commit], budget: int) -> str:
         return text
     subjects = [f"- {str(c.id)[:7]} {cut(c.message.strip().splitlines()[0] if c.message.strip() else '', 120)}"
                 for c in commits]
-    kept: list[str] = []
-    used = 0
-    for i, s in enumerate(subjects):
-        more = f"... and {len(subjects) - i} more commits"
-        if used + len(s) + 1 + len(more) > budget:
-            kept.append(more)
-            break
-        kept.append(s)
-        used += len(s) + 1
-    return "\n".join(kept)
+    return fit_rows(subjects, budget, "commits")
 
 
 _CONVENTIONAL = re.compile(r"^[a-z]+(\([^)]*\))?!?: ")
@@ -82,16 +88,7 @@ def overview(hunks: list[Hunk], budget: int) -> str:
         parts = h.path.split("/")[:-1][:2]
         groups.setdefault("/".join(parts) + "/" if parts else "(top level)", []).append(h)
     rows = [f"{d}: {len({h.path for h in hs})} files, {len(hs)} hunks" for d, hs in groups.items()]
-    kept: list[str] = []
-    used = 0
-    for i, r in enumerate(rows):
-        more = f"... and {len(rows) - i} more directories"
-        if used + len(r) + 1 + len(more) > budget:
-            kept.append(more)
-            break
-        kept.append(r)
-        used += len(r) + 1
-    return "\n".join(kept)
+    return fit_rows(rows, budget, "directories")
 
 
 # --- chunking ----------------------------------------------------------------------

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 MAX_EVIDENCE_LINES = 40
@@ -86,6 +87,17 @@ class Collector:
         value = value.strip()
         if value and value not in self.out.modules:
             self.out.modules.append(value)
+
+    def missing(self, text: str, names: Iterable[re.Pattern[str]], modules: Iterable[re.Pattern[str]] = ()) -> None:
+        """The names (group `n`) and modules (group `m`) that text reports missing."""
+        for rx in names:
+            m = rx.search(text)
+            if m:
+                self.name(m["n"])
+        for rx in modules:
+            m = rx.search(text)
+            if m:
+                self.module(m["m"])
 
     def test(self, value: str) -> None:
         value = value.strip()

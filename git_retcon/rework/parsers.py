@@ -85,13 +85,7 @@ def _python(lines: list[str], c: Collector) -> None:
 
 
 def _py_missing(line: str, c: Collector) -> None:
-    for rx in _PY_MISSING_NAME:
-        m = rx.search(line)
-        if m:
-            c.name(m["n"])
-    m = _PY_MISSING_MODULE.search(line)
-    if m:
-        c.module(m["m"])
+    c.missing(line, _PY_MISSING_NAME, [_PY_MISSING_MODULE])
 
 
 def _last_e_line(lines: list[str], i: int) -> str:
@@ -124,13 +118,7 @@ def _mypy(lines: list[str], c: Collector) -> None:
             continue
         c.location("mypy", m["path"], m["line"], m["col"], m["msg"])
         c.keep(i)
-        for rx in _MYPY_NAMES:
-            n = rx.search(m["msg"])
-            if n:
-                c.name(n["n"])
-        mod = _MYPY_MODULE.search(m["msg"])
-        if mod:
-            c.module(mod["m"])
+        c.missing(m["msg"], _MYPY_NAMES, [_MYPY_MODULE])
 
 
 _RUFF_CONCISE = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): "
@@ -268,13 +256,7 @@ def _rust(lines: list[str], c: Collector) -> None:
 
 
 def _rust_missing(text: str, c: Collector) -> None:
-    for rx in _RUST_NAMES:
-        n = rx.search(text)
-        if n:
-            c.name(n["n"])
-    m = _RUST_MODULE.search(text)
-    if m:
-        c.module(m["m"])
+    c.missing(text, _RUST_NAMES, [_RUST_MODULE])
 
 
 _TSC = [re.compile(r"^(?P<path>[^\s(]+\.[cm]?[jt]sx?)\((?P<line>\d+),(?P<col>\d+)\): "
@@ -297,13 +279,7 @@ def _tsc(lines: list[str], c: Collector) -> None:
             if m:
                 c.location("tsc", m["path"], m["line"], m["col"], f"{m['code']}: {m['msg']}")
                 c.keep(i)
-                for n in _TSC_NAMES:
-                    hit = n.search(m["msg"])
-                    if hit:
-                        c.name(hit["n"])
-                mod = _TSC_MODULE.search(m["msg"])
-                if mod:
-                    c.module(mod["m"])
+                c.missing(m["msg"], _TSC_NAMES, [_TSC_MODULE])
                 break
 
 
@@ -325,10 +301,7 @@ def _go(lines: list[str], c: Collector) -> None:
         if m:
             c.location("go", m["path"], m["line"], m.groupdict().get("col"), m["msg"])
             c.keep(i)
-            for rx in _GO_NAMES:
-                n = rx.search(m["msg"])
-                if n:
-                    c.name(n["n"])
+            c.missing(m["msg"], _GO_NAMES)
             continue
         f = _GO_FAIL.match(line)
         if f:

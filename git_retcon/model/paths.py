@@ -3,8 +3,11 @@
 It is an ordinary llm plugin model that drives the same tools as any other: for
 an extraction it reads the remaining diff under the commit's `paths`, applies
 every hunk whose path matches and every hunk the plan assigned to the commit
-(the prompt's `Assigned hunks:` line), and commits. It cannot fix failures: in a fix
-step it calls stuck with the rework brief, for a human to act on.
+(the prompt's `Assigned hunks:` line), and commits. In a fix step it reads the
+rework brief in its prompt and applies the brief's candidate hunks in a WIP
+commit: those that define what is missing (and their imports, or a missing
+module) first, else those that touch the failing files. With no candidate to
+take, or none that applies, it calls stuck with the brief, for a human to act on.
 """
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ HUNK_LINE = re.compile(r"^hunk ([0-9a-f]{10}) (.+) \((\w+)\)", re.M)
 PAGE_LINE = re.compile(r"page (\d+) of (\d+)")
 GLOB_CHARS = re.compile(r"[*?\[]")
 HUNK_ID = re.compile(r"^[0-9a-f]{10}$")
+# A candidate line of the rework brief: "  <id> <path> <kind> +a -r: <reason>".
+CANDIDATE_LINE = re.compile(r"^  ([0-9a-f]{10}) (.+) (\w+) \+\d+ -\d+: (.+)$", re.M)
 
 
 def user_text(messages: list[Message]) -> str:
@@ -82,10 +87,7 @@ def next_call(prompt: str, done: list[tuple[str, dict[str, Any], str]]) -> tuple
     if done and done[-1][0] in ("create_commit", "stuck") and not done[-1][2].startswith("Error"):
         return None
     if field(prompt, "Step").startswith("fix"):
-        m = re.search(r"<brief>\n?(.*?)\n?</brief>", prompt, re.S)
-        brief = m.group(1).strip() if m else "the commit does not pass"
-        return "stuck", {"summary": "retcon-paths applies hunks by path and cannot fix failures. "
-                         "Rework brief:\n" + brief}
+        return fix_call(prompt, done)
     try:
         patterns = json.loads(field(prompt, "Paths"))
     except ValueError:
@@ -115,12 +117,47 @@ def next_call(prompt: str, done: list[tuple[str, dict[str, Any], str]]) -> tuple
                 if matches(path, patterns) and hid not in ids:
                     ids.append(hid)
         if not ids:
-            return "stuck", {"summary": f"no remaining hunk matches this commit's paths {patterns}"}
+            return "stuck", {"summary": f"no remaining hunk matches this commit's paths {patterns}: nothing is "
+                             "left for it (misspelt paths, or an earlier commit or fix took it all)"}
         return "apply_hunks", {"hunk_ids": ids}
     name, _, out = done[-1]
     if name == "apply_hunks" and out.startswith("Error"):
         return "stuck", {"summary": f"applying the hunks under {patterns} failed: {out}"}
     return "create_commit", {"message": summary}
+
+
+def candidates(brief: str) -> list[tuple[str, str, str]]:
+    """(hunk id, path, reason) of the brief's candidate hunks: the defining ones
+    (a definition of a missing name, the imports beside it, a missing module) if
+    there are any, else those that only touch a failing file."""
+    found = [(hid, path, reason) for hid, path, _kind, reason in CANDIDATE_LINE.findall(brief)]
+    defining = [c for c in found if not c[2].startswith("touches the failing file")]
+    return defining or found
+
+
+def fix_call(prompt: str, done: list[tuple[str, dict[str, Any], str]]) -> tuple[str, dict[str, Any]]:
+    """A fix step: take the brief's candidate hunks, commit them."""
+    m = re.search(r"<brief>\n?(.*?)\n?</brief>", prompt, re.S)
+    brief = m.group(1).strip() if m else "the commit does not pass"
+    chosen = candidates(brief)
+    if not chosen:
+        return "stuck", {"summary": "retcon-paths takes the rework brief's candidate hunks, and the brief "
+                         "names no candidate in the remaining diff for this failure. Rework brief:\n" + brief}
+    applied = [(args, out) for name, args, out in done if name == "apply_hunks"]
+    if not applied:
+        return "apply_hunks", {"hunk_ids": [hid for hid, _, _ in chosen]}
+    if applied[-1][1].startswith("Error"):
+        return "stuck", {"summary": f"retcon-paths could not apply the rework brief's candidate hunks "
+                         f"({applied[-1][1].splitlines()[0][:300]}). Rework brief:\n" + brief}
+    return "create_commit", {"message": fix_message(chosen)}
+
+
+def fix_message(taken: list[tuple[str, str, str]]) -> str:
+    """What the WIP commit took, from the brief's reasons (the note keeps the whole brief)."""
+    paths = list(dict.fromkeys(path for _, path, _ in taken))
+    names = list(dict.fromkeys(n for _, _, reason in taken for n in re.findall(r"defines `([^`]+)`", reason)))
+    what = f"the definition of {', '.join(f'`{n}`' for n in names[:3])}" if names else "the missing pieces"
+    return f"take {what} from {', '.join(paths[:3])}{'...' if len(paths) > 3 else ''}"
 
 
 class PathsModel(llm.Model):

@@ -150,7 +150,8 @@ def test_the_readme_runs(hermetic: Path, tmp_path: Path):
     # clone that verified it from the shared state.
     practice = GitRepo(home / "retcon-demo")
     assert practice.log("main..feature-tidy") == [
-        "discounts and CSV export, with their docs", "money: add percent_of() with half-even rounding",
+        "discounts and CSV export, with their docs", "invoice: the summary says total",
+        "money: add percent_of() with half-even rounding",
         "tax: VAT per invoice, rounded on each line"]
     assert practice.tree("feature-tidy") == practice.tree("feature")
     origin = GitRepo(home / "retcon-demo-origin.git")

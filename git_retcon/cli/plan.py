@@ -61,7 +61,7 @@ def plan(source: str | None, remote: str | None, cleaned: str | None, from_file:
         src = source or branches.current_branch(repo)
         if not src:
             raise RetconError("HEAD is detached: name the branch to clean up with --source")
-        rem = remote or branches.default_remote(repo, src)
+        rem = remote or branches.default_remote(repo, src, click.echo)
         name = cleaned or f"{src}-clean"
         if from_commits:
             spec = planmod.from_commits(repo, src, rem, name)

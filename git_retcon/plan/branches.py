@@ -1,6 +1,8 @@
 """The branches a spec names: the current one, the one the source merges into, the source's own commits."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pygit2
 
 from git_retcon.errors import RetconError
@@ -14,18 +16,33 @@ def current_branch(repo: pygit2.Repository) -> str | None:
     return repo.head.shorthand
 
 
-def default_remote(repo: pygit2.Repository, source: str) -> str:
-    """The source's upstream, else origin/HEAD, else main or master."""
+def default_remote(repo: pygit2.Repository, source: str, say: Callable[[str], None] | None = None) -> str:
+    """The source's upstream, else origin/HEAD, else main or master. An upstream that is
+    the source's own copy on its remote (after `git push -u`) is not where it merges: then
+    that remote's default branch, said through `say`."""
+    remote = "origin"
     try:
         branch = repo.branches.local[source]
-        if branch.upstream is not None:
-            return branch.upstream.shorthand
+        up = branch.upstream
+        if up is not None:
+            remote = up.remote_name
+            if up.shorthand != f"{remote}/{source}":
+                return str(up.shorthand)
+            chosen = _default_branch(repo, remote, source)
+            if say is not None:
+                say(f"'{source}' tracks '{up.shorthand}', its own copy on {remote}: onto '{chosen}', "
+                    f"{remote}'s default branch (choose another with --onto)")
+            return chosen
     except (KeyError, pygit2.GitError):
         pass
-    ref = repo.references.get("refs/remotes/origin/HEAD")
+    return _default_branch(repo, remote, source)
+
+
+def _default_branch(repo: pygit2.Repository, remote: str, source: str) -> str:
+    ref = repo.references.get(f"refs/remotes/{remote}/HEAD")
     if ref is not None:
-        return ref.resolve().shorthand
-    for name in ("origin/main", "origin/master", "main", "master"):
+        return str(ref.resolve().shorthand)
+    for name in (f"{remote}/main", f"{remote}/master", "main", "master"):
         if name != source and repo.references.get(
                 f"refs/remotes/{name}" if "/" in name else f"refs/heads/{name}") is not None:
             return name

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
 import pytest
 import tomli
@@ -205,3 +206,22 @@ def test_run_gets_assigned_hunks_and_retcon_paths_applies_them_without_paths(pro
     retcon(project, "run", "-m", "scripted")
     prompt = json.loads(log.read_text().splitlines()[0])["prompt"]
     assert f"Assigned hunks: {util[0]}\n" in prompt
+
+
+def test_onto_after_push_u_is_the_remotes_default_branch(tmp_path):
+    """`git push -u origin feature`: the upstream is the source's own copy, not where it merges."""
+    repo = feature_repo(tmp_path / "repo")
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(tmp_path / "bare.git")], check=True)
+    repo.git("remote", "add", "origin", str(tmp_path / "bare.git"))
+    repo.git("push", "-q", "origin", "main")
+    repo.git("checkout", "-q", "feature")
+    repo.git("push", "-q", "-u", "origin", "feature")
+    res = retcon(repo, "plan", "--from-commits", "--no-edit")
+    assert res.code == 0, res.text
+    assert "'feature' tracks 'origin/feature'" in res.out and "onto 'origin/main'" in res.out, res.out
+    assert "remote = \"origin/main\"" in retcon(repo, "spec", "show").out
+    # origin/HEAD, when the clone knows it, names the default branch.
+    repo.git("push", "-q", "origin", "main:trunk")
+    repo.git("remote", "set-head", "origin", "trunk")
+    res = retcon(repo, "plan", "--from-commits", "--no-edit", "--force")
+    assert res.code == 0 and "onto 'origin/trunk'" in res.out, res.text

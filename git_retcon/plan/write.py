@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -316,7 +317,16 @@ def report(repo: pygit2.Repository, spec: specmod.Spec, proposed: Proposed | Non
 
 
 def editor(repo: pygit2.Repository) -> str:
-    return git(main_workdir(repo), "var", "GIT_EDITOR").strip() or "vi"
+    """The editor git would start (GIT_EDITOR, core.editor, VISUAL, EDITOR, its default).
+    Off a terminal, git's default (vi) cannot work: refused before it is started."""
+    top = main_workdir(repo)
+    chosen = (os.environ.get("GIT_EDITOR") or git(top, "config", "core.editor", check=False).strip()
+              or os.environ.get("VISUAL") or os.environ.get("EDITOR"))
+    if not chosen and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise RetconError("an editor needs a terminal, and none is set: set GIT_EDITOR (or core.editor, "
+                          "VISUAL, EDITOR) to a command, or edit a file: `git retcon spec export -o spec.toml`, "
+                          "change it, then `git retcon spec import spec.toml`")
+    return git(top, "var", "GIT_EDITOR").strip() or "vi"
 
 
 def edit(repo: pygit2.Repository, text: str, filename: str = "spec.toml") -> specmod.Spec | None:

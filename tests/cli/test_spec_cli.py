@@ -95,3 +95,39 @@ def test_show_prints_a_stuck_summary_as_lines_not_one_escaped_string(tmp_path, s
     (tmp_path / "shown.toml").write_text(shown)
     assert retcon(repo, "spec", "import", str(tmp_path / "shown.toml")).code == 0
     assert retcon(repo, "spec", "show").out == shown
+
+
+def test_edit_off_a_terminal_with_no_editor_says_an_editor_needs_a_terminal(tmp_path, monkeypatch):
+    repo = planned(tmp_path)
+    before = repo.rev("refs/retcon/feature-clean")
+    for var in ("GIT_EDITOR", "VISUAL", "EDITOR"):
+        monkeypatch.delenv(var, raising=False)
+    # A `vi` that would record being launched: git's default editor must not be started.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "vi").write_text(f"#!/bin/sh\ntouch {tmp_path}/vi-ran\n")
+    (bin_dir / "vi").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
+    res = retcon(repo, "spec", "edit")
+    assert res.code == 1 and "an editor needs a terminal" in res.err, res.text
+    assert "GIT_EDITOR" in res.err and "spec export" in res.err
+    assert not (tmp_path / "vi-ran").exists()
+    assert repo.rev("refs/retcon/feature-clean") == before
+
+
+def test_edit_honours_core_editor_and_editor_as_git_does(tmp_path, monkeypatch):
+    repo = planned(tmp_path)
+    for var in ("GIT_EDITOR", "VISUAL", "EDITOR"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("EDITOR", editor(tmp_path,
+                                        "sed -i 's/^hints = \"Only util.py.\"/hints = \"by EDITOR\"/' \"$1\"\n"))
+    res = retcon(repo, "spec", "edit")
+    assert res.code == 0, res.text
+    assert 'hints = "by EDITOR"' in retcon(repo, "spec", "show").out
+    script = tmp_path / "core.sh"
+    script.write_text("#!/bin/sh\nsed -i 's/^hints = \"by EDITOR\"/hints = \"by core.editor\"/' \"$1\"\n")
+    script.chmod(0o755)
+    repo.git("config", "core.editor", str(script))     # core.editor wins over EDITOR, as in git
+    res = retcon(repo, "spec", "edit")
+    assert res.code == 0, res.text
+    assert 'hints = "by core.editor"' in retcon(repo, "spec", "show").out

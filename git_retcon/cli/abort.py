@@ -33,9 +33,14 @@ def abort(name: str) -> None:
         if tip is not None:
             cas_ref(store.repo, ref, None, tip, "retcon: abort")
             click.echo(f"Deleted branch {spec.cleaned} (was {short(tip)}).")
-        if Worktree.remove(store.repo, stored.name):
+        removed = Worktree.remove(store.repo, stored.name)
+        if removed:
             click.echo("Removed the build worktree.")
-        if any(c.history for c in spec.commits):
+        ran = any(c.history for c in spec.commits)
+        if tip is None and not removed and not ran:
+            click.echo(f"Nothing to abort: '{stored.name}' never ran (no cleaned branch, build worktree or "
+                       "history); the spec is kept (delete it with `git retcon spec rm`).")
+        if ran:
             before = stored.commit
             for c in spec.commits:
                 c.history.clear()

@@ -13,7 +13,8 @@ def open_store() -> Store:
 
 
 def resolve_name(store: Store, name: str | None) -> str:
-    """NAME, else the only spec, else the spec whose source is the current branch."""
+    """NAME, else the only spec, else the spec whose source (or cleaned branch) is the
+    current branch, else a usage error listing the specs it could be."""
     names = store.names()
     if name:
         if name not in names:
@@ -27,10 +28,15 @@ def resolve_name(store: Store, name: str | None) -> str:
     from git_retcon.plan.branches import current_branch
 
     branch = current_branch(store.repo)
+    if branch in names:
+        return branch
     matching = [n for n in names if store.load(n).spec.source == branch] if branch else []
     if len(matching) == 1:
         return matching[0]
-    raise click.UsageError(f"several specs exist, name one: {', '.join(names)}")
+    if matching:
+        raise click.UsageError(f"several specs clean up '{branch}': name one of {', '.join(matching)}")
+    where = f"none has '{branch}' as its source" if branch else "HEAD is detached"
+    raise click.UsageError(f"several specs exist and {where}: name one of {', '.join(names)}")
 
 
 def load_named(name: str | None) -> tuple[Store, Stored]:

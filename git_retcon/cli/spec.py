@@ -92,3 +92,30 @@ def spec_edit(name: str | None) -> None:
     stored.spec = edited
     store.update(stored, "edit")
     click.echo(f"Saved spec '{edited.cleaned}'.")
+
+
+@spec_group.command("rm")
+@click.argument("name")
+def spec_rm(name: str) -> None:
+    """Delete the spec NAME (refs/retcon/NAME) and its build worktree.
+
+    The cleaned branch, if a run made one, is kept: it is yours now (delete it with
+    `git branch -D NAME`), and so are its notes. The spec's history is gone with its ref,
+    except from the reflog. Refused while a run holds the spec's lock.
+
+    \b
+    Example:
+      git retcon spec rm feature-clean
+    """
+    from git_retcon.git.plumbing import cas_ref, short
+    from git_retcon.sandbox.worktree import Worktree
+    from git_retcon.state.store import spec_ref
+
+    store, stored = load_named(name)
+    with store.lock(stored.name):
+        cas_ref(store.repo, spec_ref(stored.name), None, stored.commit, "retcon: spec rm")
+        removed = Worktree.remove(store.repo, stored.name)
+    kept = f"; the branch '{stored.spec.cleaned}' is kept" if ref_target(
+        store.repo, f"refs/heads/{stored.spec.cleaned}") else ""
+    click.echo(f"Deleted spec '{stored.name}' (was {short(stored.commit)})"
+               + ("; removed its build worktree" if removed else "") + kept + ".")

@@ -116,3 +116,13 @@ paths = ["app.py"]
 message = "docs: explain main"
 paths = ["README", "notes/"]
 """
+
+
+def needs_fix_repo(tmp_path: Path, spec: str = SPEC) -> GitRepo:
+    """feature_repo planned (spec without its util commit) with app's commit first: its test
+    fails until the fix loop takes util.py's helper from the remaining diff (a WIP commit)."""
+    repo = feature_repo(tmp_path / "repo")
+    spec = spec.replace('message = "util: add two()"\nhints = "Only util.py."\npaths = ["util.py"]\n\n[[commit]]\n', "")
+    (tmp_path / "s.toml").write_text(spec)
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0
+    return repo

@@ -5,7 +5,7 @@ import json
 import time
 
 from testing.cleaned import SPEC, TEST, edit_spec, finished, planned, stuck
-from testing.flow import call, feature_repo, retcon, take, turn
+from testing.flow import call, needs_fix_repo, retcon, take, turn
 from testing.gitrepo import GitRepo
 
 
@@ -136,10 +136,7 @@ def test_rerun_that_fails_records_the_failure(tmp_path):
 
 
 def test_wip_commits_fail_unless_allowed(tmp_path, scripted):
-    repo = feature_repo(tmp_path / "repo")
-    spec = SPEC.replace('message = "util: add two()"\nhints = "Only util.py."\npaths = ["util.py"]\n\n[[commit]]\n', "")
-    (tmp_path / "s.toml").write_text(spec)
-    assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0
+    repo = needs_fix_repo(tmp_path, SPEC)
     scripted({
         "1/extract": take("app.py"),
         "1/fix/1": [turn(call("write_file", path="util.py",

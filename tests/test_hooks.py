@@ -19,7 +19,7 @@ from testing.cleaned import (
     stuck,
     unstick,
 )
-from testing.flow import ROOT, call, feature_repo, retcon, take, turn
+from testing.flow import ROOT, call, needs_fix_repo, retcon, take, turn
 
 
 @pytest.fixture
@@ -100,10 +100,7 @@ def test_finished_then_damaged_branch_is_refused(tmp_path, damage, reason):
 
 
 def test_wip_holding_branch_is_refused(tmp_path, scripted):
-    repo = feature_repo(tmp_path / "repo")
-    spec = SPEC.replace('message = "util: add two()"\nhints = "Only util.py."\npaths = ["util.py"]\n\n[[commit]]\n', "")
-    (tmp_path / "s.toml").write_text(spec)
-    assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0
+    repo = needs_fix_repo(tmp_path, SPEC)
     scripted({"1/extract": take("app.py"),
               "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:util.py")),
                           turn(call("create_commit", message="add the helper"))],

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from testing.flow import SPEC, call, feature_repo, retcon, take, turn
+from testing.flow import SPEC, call, feature_repo, needs_fix_repo, retcon, take, turn
 
 
 @pytest.fixture
@@ -62,10 +62,7 @@ def test_run_never_touches_the_users_tree_index_or_branches(project, scripted):
 
 
 def test_fix_loop_makes_a_wip_commit_from_the_remaining_diff(tmp_path, scripted):
-    repo = feature_repo(tmp_path / "repo")
-    spec = SPEC.replace('message = "util: add two()"\nhints = "Only util.py."\npaths = ["util.py"]\n\n[[commit]]\n', "")
-    (tmp_path / "s.toml").write_text(spec)
-    assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0
+    repo = needs_fix_repo(tmp_path)
     log = scripted({
         "1/extract": take("app.py"),
         "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:util.py")),
@@ -76,12 +73,31 @@ def test_fix_loop_makes_a_wip_commit_from_the_remaining_diff(tmp_path, scripted)
     assert res.code == 0, res.text
     assert "Tests... FAIL" in res.out and "Fix attempt 1:" in res.out and "(1 WIP)" in res.out
     assert repo.log("main..feature-clean") == ["docs: explain main", "WIP: add the missing helper", "app: use two()"]
-    wip = notes(repo, repo.rev("feature-clean~1"))
-    assert wip["kind"] == "wip" and wip["attempt"] == 2 and wip["test"] == "pass"
     fix_prompts = [json.loads(ln) for ln in log.read_text().splitlines() if json.loads(ln)["keys"] == ["1/fix/1"]]
     assert "AttributeError" in fix_prompts[0]["prompt"] and "Commit 1/2: app: use two()" in fix_prompts[0]["prompt"]
     spec_text = retcon(repo, "spec", "show").out
     assert spec_text.count("commit_created") == 3 and spec_text.count('"complete"') == 2
+
+    # Each note keeps its public shape (DESIGN.md "Machine-readable formats"): other tools
+    # read them, so no key may appear, vanish or change unnoticed.
+    initial = notes(repo, repo.rev("feature-clean~2"))
+    assert sorted(initial) == ["attempt", "build", "index", "kind", "model_calls", "spec", "test", "tokens"]
+    assert [initial[k] for k in ("spec", "index", "kind", "attempt")] == ["feature-clean", 1, "initial", 1]
+    assert initial["test"] == "fail" and sorted(initial["tokens"]) == ["input", "output"]
+    wip = notes(repo, repo.rev("feature-clean~1"))
+    assert sorted(wip) == sorted([*initial, "diagnosis", "rework"])
+    assert (wip["kind"], wip["attempt"], wip["test"]) == ("wip", 2, "pass")
+    assert "AttributeError" in wip["diagnosis"] and isinstance(wip["rework"]["candidates"], list)
+    tested = notes(repo, repo.tree("feature-clean~1"), "refs/notes/retcon-tests")
+    assert sorted(tested) == ["build", "test"]
+    assert sorted(tested["test"]) == ["command", "exit_code", "output", "result", "seconds"]
+    assert tested["test"]["result"] == "pass" and tested["test"]["exit_code"] == 0
+    # The run's totals are noted on the spec chain's commit current when it ended.
+    (run,) = notes(repo, repo.rev("refs/retcon/feature-clean"))["runs"]
+    assert sorted(run) == ["commits", "model", "stop", "tokens"]
+    assert (run["model"], run["stop"]) == ("scripted", "complete")
+    assert sorted(run["tokens"]) == ["calls", "input", "output"] and sorted(run["commits"]) == ["1", "2"]
+    assert run["tokens"]["input"] == sum(c["input"] for c in run["commits"].values())
 
 
 def test_stuck_then_resolve_then_resume(project, scripted):

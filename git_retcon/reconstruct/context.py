@@ -46,6 +46,15 @@ class Tally:
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    def add(self, index: int, spent: Usage) -> None:
+        self.input_tokens += spent["input"]
+        self.output_tokens += spent["output"]
+        self.calls += spent["calls"]
+        mine = self.per_commit.setdefault(index, {"input": 0, "output": 0, "calls": 0})
+        mine["input"] += spent["input"]
+        mine["output"] += spent["output"]
+        mine["calls"] += spent["calls"]
+
 
 @dataclass
 class Run:

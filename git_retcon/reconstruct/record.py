@@ -12,6 +12,7 @@ import pygit2
 from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
 from git_retcon.git.plumbing import cas_ref, first_parent_chain, full_sha, short, signature
+from git_retcon.model.tools import Outcome
 from git_retcon.reconstruct.context import Branches, Run, Work
 from git_retcon.rework import Brief
 from git_retcon.state import notes
@@ -112,16 +113,19 @@ def complete(w: Work) -> None:
     w.save(f"commit {w.k + 1} complete")
 
 
-def step_tokens(w: Work, sha: str, input_tokens: int, output_tokens: int, calls: int, retries: int) -> None:
-    """What the step that made commit sha spent, into that commit's note."""
-    note = notes.read_commit(w.run.store, sha)
-    if note is None:   # create_commit wrote it; only a hand-deleted note is missing
-        note = notes.new_commit(w.run.name, w.k + 1, "initial", 1)
-    note["tokens"] = {"input": input_tokens, "output": output_tokens}
-    note["model_calls"] = calls
-    if retries:
-        note["model_retries"] = retries
-    notes.write_commit(w.run.store, sha, note)
+def spent(w: Work, outcome: Outcome, spent: notes.Usage, retries: int) -> None:
+    """What a step spent: on the note of the commit it made, else on the spec chain."""
+    if outcome.commit:
+        note = notes.read_commit(w.run.store, outcome.commit)
+        if note is None:   # create_commit wrote it; only a hand-deleted note is missing
+            note = notes.new_commit(w.run.name, w.k + 1, "initial", 1)
+        note["tokens"] = {"input": spent["input"], "output": spent["output"]}
+        note["model_calls"] = spent["calls"]
+        if retries:
+            note["model_retries"] = retries
+        notes.write_commit(w.run.store, outcome.commit, note)
+    elif spent["calls"]:
+        notes.add_spent(w.run.store, w.stored.commit, {"index": w.k + 1, "why": outcome.kind, **spent})
 
 
 def run_totals(run: Run, stored: Stored, model: str, stop: str) -> None:

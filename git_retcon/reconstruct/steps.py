@@ -72,19 +72,9 @@ def step(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> Outco
     except ModelUnavailable as exc:
         w.stop_stuck(f"{exc}. Nothing of this step was recorded; the state is saved. "
                      "When the backend works again, resolve (e.g. -m \"retry\") and run again.")
-    tally.input_tokens += res.input_tokens
-    tally.output_tokens += res.output_tokens
-    tally.calls += res.calls
-    mine = tally.per_commit.setdefault(w.k + 1, notes.usage(0, 0, 0))
-    mine["input"] += res.input_tokens
-    mine["output"] += res.output_tokens
-    mine["calls"] += res.calls
-    if res.outcome.commit:
-        record.step_tokens(w, res.outcome.commit, res.input_tokens, res.output_tokens, res.calls, res.retries)
-    elif res.calls:
-        notes.add_spent(run.store, w.stored.commit, {"index": w.k + 1, "why": res.outcome.kind,
-                                                     "input": res.input_tokens, "output": res.output_tokens,
-                                                     "calls": res.calls})
+    spent = notes.usage(res.input_tokens, res.output_tokens, res.calls)
+    tally.add(w.k + 1, spent)
+    record.spent(w, res.outcome, spent, res.retries)
     run.ui.detail(f"model: {res.calls} calls, {res.input_tokens} tokens in, {res.output_tokens} out")
     if res.outcome.kind == "budget":
         w.stop_budget()

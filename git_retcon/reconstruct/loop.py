@@ -24,6 +24,7 @@ from git_retcon.reconstruct.verify import verify
 from git_retcon.sandbox.runner import Verifier, check_command_exists
 from git_retcon.sandbox.worktree import Worktree, ensure_not_checked_out
 from git_retcon.state import spec as specmod
+from git_retcon.state.notes import Stop
 from git_retcon.state.store import NOTES_REF, TESTS_REF, Stored, spec_ref
 from git_retcon.ui import UI
 
@@ -60,7 +61,7 @@ def reconstruct(run: Run) -> None:
         spec = stored.spec
         verifier = Verifier(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command)
         report.skipped_commands(run, spec)
-        stop = "complete"
+        stop: Stop = "complete"
         try:
             while (k := stored.spec.current()) is not None:
                 logical_commit(Work(run, stored, br, wt, verifier, model, k))

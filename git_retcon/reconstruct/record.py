@@ -128,7 +128,7 @@ def spent(w: Work, outcome: Outcome, spent: notes.Usage, retries: int) -> None:
         notes.add_spent(w.run.store, w.stored.commit, {"index": w.k + 1, "why": outcome.kind, **spent})
 
 
-def run_totals(run: Run, stored: Stored, model: str, stop: str) -> None:
+def run_totals(run: Run, stored: Stored, model: str, stop: notes.Stop) -> None:
     """The run's token totals, noted on the spec's current commit."""
     tally = run.tally
     if not tally.calls:

@@ -24,6 +24,8 @@ CommandResult = Literal["pass", "fail", "timeout", "notfound"]
 # A created commit's build/test: the command's result, or skipped when none is configured.
 Verdict = Literal["pass", "fail", "skipped", "timeout", "notfound"]
 COMMAND_KINDS: tuple[CommandKind, ...] = ("build", "test")
+# How a run ended: all complete, a stuck stop, --max-tokens, or an error.
+Stop = Literal["complete", "stuck", "budget", "error"]
 
 
 class Tokens(TypedDict):
@@ -89,7 +91,7 @@ class Spent(TypedDict):
 
 class RunRecord(TypedDict):
     model: str
-    stop: str                         # complete, stuck, budget, error
+    stop: Stop
     tokens: Usage
     commits: dict[str, Usage]         # 1-based index -> what this run spent on it
 

@@ -1,5 +1,6 @@
-"""Run every benchmark in turn and print their tables."""
-from bench import plan_sizes, run_overhead
+"""`make bench`: every benchmark in turn, each printing its table. One module a line."""
+from bench import plan_sizes, run_jobs, run_overhead
 
-run_overhead.main()
+run_overhead.main([])
+run_jobs.main([])
 plan_sizes.main([])

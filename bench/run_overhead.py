@@ -1,15 +1,24 @@
-"""Deterministic overhead of `git retcon run` per commit, against `git rebase -x true`.
+"""git-retcon's own cost per commit and at start-up, against `git rebase --force-rebase -x true`.
 
-A repository of a few thousand files; a feature branch of N commits touching a
-few files each. The yardstick replays the same commits with `git rebase
---force-rebase -x true`; git-retcon rebuilds them with the offline retcon-paths
-model and `test = "true"`, so what is measured is git-retcon's own work (diff,
-hunk application, commits, notes, spec saves, worktree resets, the command runs).
-Both are timed in the same process run, so the ratio is what matters.
+A repository of 2,400 files (24,000 with --big); a feature branch of 200 commits, each changing
+three files and adding one. Branches f10, f50 and f200 are its first 10, 50 and 200 commits. For
+each K the yardstick replays fK with `git rebase --force-rebase -x true` on a SETTLED checkout
+(the index refreshed after a pause, so git does not re-hash racily clean entries), and git-retcon
+rebuilds the same commits with the offline retcon-paths model and `build = test = "true"`: what is
+measured is git-retcon's own work. The two alternate which goes first, K by K and round by round,
+and the figures are ratios taken in the same run (medians over --repeat rounds).
+
+Marginal cost per commit: (T(50) - T(10)) / 40 and (T(200) - T(50)) / 150, for both. Linear means
+the second within 1.2x of the first. Start-up: from spawning `git retcon run` to its first model
+call, on a warm worktree (a second run), and on a first run (creating the worktree).
+
+    python -m bench.run_overhead [--repeat N] [--big] [--ks 10,50,200]
 """
 from __future__ import annotations
 
+import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -18,85 +27,179 @@ from pathlib import Path
 
 from testing.gitrepo import GitRepo, hermetic_env
 
-FILES = 3000
-COMMITS = 20
+LINES = 40
+ROOT = str(Path(__file__).resolve().parent.parent)   # so `-m bench._retcon` imports from any cwd
+GOAL_MARGINAL = 2.0      # x rebase -x's marginal cost per commit
+GOAL_LINEAR = 1.2        # marginal at K=200 over marginal at K=50
+GOAL_STARTUP = 0.8       # seconds to the first model call, 2,400 files
 
 
-def build_repo(root: Path) -> GitRepo:
+def _content(i: int) -> str:
+    return "".join(f"line {j} of module {i}\n" for j in range(LINES))
+
+
+def build_repo(root: Path, files: int, commits: int, ks: list[int]) -> GitRepo:
+    """main: `files` files; branch f{k} for each k: the first k commits of the feature, each
+    changing three files no other commit touches and adding one (so paths alone place them)."""
     repo = GitRepo.init(root / "repo")
-    for i in range(FILES):
-        repo.write(f"pkg{i % 30}/mod{i}.py", "".join(f"line {j} of module {i}\n" for j in range(40)))
-    repo.commit("base")
-    repo.git("checkout", "-q", "-b", "feature")
-    for c in range(COMMITS):
+    stream: list[bytes] = []
+
+    def blob_cmd(path: str, text: str) -> None:
+        data = text.encode()
+        stream.append(f"M 100644 inline {path}\ndata {len(data)}\n".encode() + data + b"\n")
+
+    def commit(ref: str, mark: int, message: str, parent: int | None) -> None:
+        msg = message.encode()
+        stream.append(f"commit {ref}\nmark :{mark}\ncommitter Bench <b@example.com> 1700000000 +0000\n"
+                      f"data {len(msg)}\n".encode() + msg + b"\n")
+        if parent is not None:
+            stream.append(f"from :{parent}\n".encode())
+
+    commit("refs/heads/main", 1, "base", None)
+    for i in range(files):
+        blob_cmd(f"pkg{i % 60}/mod{i}.py", _content(i))
+    stride = max(1, files // (commits * 3))
+    for c in range(commits):
+        commit("refs/heads/feature", c + 2, f"feature step {c}", c + 1)
         for f in range(3):
-            i = (c * 97 + f * 13) % FILES
-            p = repo.path / f"pkg{i % 30}/mod{i}.py"
-            lines = p.read_text().splitlines(keepends=True)
+            i = ((c * 3 + f) * stride) % files
+            lines = _content(i).splitlines(keepends=True)
             lines[5 + c % 20] = f"changed by commit {c}\n"
             lines.append(f"# appended by commit {c}\n")
-            p.write_text("".join(lines))
-        repo.write(f"new/file{c}.py", f"x = {c}\n")
-        repo.commit(f"feature step {c}")
+            blob_cmd(f"pkg{i % 60}/mod{i}.py", "".join(lines))
+        blob_cmd(f"new/file{c}.py", f"x = {c}\n")
+    for k in ks:
+        stream.append(f"reset refs/heads/f{k}\nfrom :{k + 1}\n\n".encode())
+    subprocess.run(["git", "fast-import", "--quiet"], cwd=repo.path, input=b"".join(stream), check=True)
     repo.git("checkout", "-q", "main")
+    settle(repo)
     return repo
 
 
-def timed(fn) -> float:
+def settle(repo: GitRepo) -> None:
+    """After a pause, refresh the index: no entry is racily clean any more, as in a checkout
+    that has been sitting for a while (what a user's repository looks like)."""
+    time.sleep(1.1)
+    repo.git("update-index", "-q", "--refresh")
+
+
+def timed(fn) -> float:  # type: ignore[no-untyped-def]
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
 
 
-def main() -> None:
+class Bench:
+    def __init__(self, root: Path, repo: GitRepo):
+        self.root = root
+        self.repo = repo
+        self.exe = [sys.executable, "-m", "bench._retcon"]
+        self.planned: dict[int, str] = {}
+
+    def retcon(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([*self.exe, *args], cwd=self.repo.path, text=True, capture_output=True,
+                              env={**os.environ, "PYTHONPATH": ROOT, **(env or {})})
+        if proc.returncode != 0:
+            raise SystemExit(f"git retcon {' '.join(args)} failed ({proc.returncode}):\n"
+                             f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        return proc
+
+    def plan(self, k: int, test: str = "true") -> None:
+        self.retcon("plan", "--from-commits", "--source", f"f{k}", "--onto", "main", "--cleaned", f"c{k}",
+                    "--build", "true", "--test", test, "--no-edit")
+
+    def rebase(self, k: int) -> float:
+        self.repo.git("branch", "-f", f"ys{k}", f"f{k}")
+        t = timed(lambda: self.repo.git("rebase", "-q", "--force-rebase", "-x", "true", "main", f"ys{k}"))
+        self.repo.git("checkout", "-q", "main")
+        self.repo.git("branch", "-D", f"ys{k}")
+        settle(self.repo)
+        return t
+
+    def run(self, k: int, model: str = "retcon-paths", extra: tuple[str, ...] = (),
+            env: dict[str, str] | None = None) -> tuple[float, float]:
+        """(seconds of a run of spec c{k} from its start, seconds from its spawn to the first model call).
+
+        The first run of a spec creates its worktree; later ones find it warm, as a user's second
+        run does (the worktree is kept between runs). Each starts from the spec as planned, with
+        no cleaned branch and no notes (so no test result is cached)."""
+        spec_ref = f"refs/retcon/c{k}"
+        planned = self.planned.setdefault(k, self.repo.git("rev-parse", spec_ref))
+        marks = self.root / f"marks-{k}-{time.monotonic_ns()}"
+        spawned = time.time()
+        t = timed(lambda: self.retcon("run", f"c{k}", "-m", model, *extra,
+                                      env={"RETCON_BENCH_MARKS": str(marks), **(env or {})}))
+        first = float(marks.read_text().split()[0])
+        tree = self.repo.git("rev-parse", f"c{k}^{{tree}}")
+        if tree != self.repo.git("rev-parse", f"f{k}^{{tree}}"):
+            raise SystemExit(f"c{k}: the rebuilt tree differs from f{k}'s")
+        # Back to the spec as planned; the bench owns this repository, so plumbing does it.
+        self.repo.git("update-ref", spec_ref, planned)
+        self.repo.git("branch", "-q", "-D", f"c{k}")
+        for ref in ("refs/notes/retcon", "refs/notes/retcon-tests"):
+            self.repo.git("update-ref", "-d", ref)
+        return t, first - spawned
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench.run_overhead")
+    ap.add_argument("--repeat", type=int, default=int(os.environ.get("BENCH_REPEAT", "1")))
+    ap.add_argument("--big", action="store_true", help="24,000 files instead of 2,400 (slow)")
+    ap.add_argument("--ks", default="10,50,200")
+    args = ap.parse_args(argv)
+    ks = sorted(int(k) for k in args.ks.split(","))
+    files = 24_000 if args.big else 2_400
     with tempfile.TemporaryDirectory(prefix="retcon-bench-") as tmp:
         root = Path(tmp)
         os.environ.update(hermetic_env(root / "home"))
-        repo = build_repo(root)
-        exe = [sys.executable, "-m", "git_retcon.cli"]
+        repo = build_repo(root, files, max(ks), ks)
+        bench = Bench(root, repo)
+        for k in ks:
+            bench.plan(k)
+        rebase: dict[int, list[float]] = {k: [] for k in ks}
+        retcon: dict[int, list[float]] = {k: [] for k in ks}
+        startup: list[float] = []
+        cold = {k: bench.run(k)[1] for k in ks}   # creates each spec's worktree
+        turn = 0
+        for _ in range(args.repeat):
+            for k in ks:
+                turn += 1
+                order = ("rebase", "retcon") if turn % 2 else ("retcon", "rebase")
+                for what in order:
+                    if what == "rebase":
+                        rebase[k].append(bench.rebase(k))
+                    else:
+                        t, s = bench.run(k)
+                        retcon[k].append(t)
+                        startup.append(s)
+        med = {k: (statistics.median(rebase[k]), statistics.median(retcon[k])) for k in ks}
+        print(f"run overhead: {files} files, K commits of 4 files each, build = test = true, "
+              f"model retcon-paths; median of {args.repeat}")
+        print(f"{'K':>5}{'rebase -x s':>13}{'retcon s':>10}{'rebase ms/c':>13}{'retcon ms/c':>13}{'ratio':>8}")
+        for k in ks:
+            r, g = med[k]
+            print(f"{k:>5}{r:>13.2f}{g:>10.2f}{r / k * 1000:>13.1f}{g / k * 1000:>13.1f}{g / r:>8.2f}")
+        margins = []
+        for a, b in zip(ks, ks[1:], strict=False):
+            mr = (med[b][0] - med[a][0]) / (b - a)
+            mg = (med[b][1] - med[a][1]) / (b - a)
+            margins.append((a, b, mr, mg))
+        print(f"{'marginal cost per commit':<28}{'rebase -x ms':>13}{'retcon ms':>11}{'ratio':>8}  goal")
+        for a, b, mr, mg in margins:
+            ratio = mg / mr if mr > 0 else float("inf")
+            print(f"  K {a:>3} -> {b:<3}{'':<14}{mr * 1000:>13.1f}{mg * 1000:>11.1f}{ratio:>8.2f}"
+                  f"  <= {GOAL_MARGINAL}")
+        if len(margins) >= 2:
+            lin = margins[-1][3] / margins[-2][3] if margins[-2][3] > 0 else float("inf")
+            print(f"linear: retcon marginal K {margins[-1][0]}->{margins[-1][1]} over K {margins[-2][0]}->"
+                  f"{margins[-2][1]}: {lin:.2f}  (goal <= {GOAL_LINEAR}; rebase -x: "
+                  f"{margins[-1][2] / margins[-2][2]:.2f})")
+        s = statistics.median(startup)
+        print(f"start-up to the first model call, warm worktree: {s:.2f} s (median of {len(startup)}; "
+              f"goal <= {GOAL_STARTUP} s on 2,400 files); rebase -x of {ks[0]} commits: {med[ks[0]][0]:.2f} s")
+        print(f"  first run (creates the worktree: git worktree add of {files} files): "
+              f"{statistics.median(cold.values()):.2f} s")
 
-        def rebase() -> None:
-            repo.git("checkout", "-q", "-b", "yardstick", "feature")
-            repo.git("rebase", "-q", "--force-rebase", "-x", "true", "main")
-            repo.git("checkout", "-q", "main")
-
-        def plan() -> None:
-            subprocess.run([*exe, "plan", "--from-commits", "--source", "feature", "--onto", "main",
-                            "--test", "true", "--no-edit"], cwd=repo.path, check=True,
-                           capture_output=True)
-
-        def run() -> None:
-            subprocess.run([*exe, "run", "-m", "retcon-paths"], cwd=repo.path, check=True,
-                           capture_output=True)
-
-        def startup() -> None:
-            subprocess.run([*exe, "list"], cwd=repo.path, check=True, capture_output=True)
-
-        def worktree() -> None:
-            # The one-time cost of run's first call: checking out a build worktree.
-            repo.git("worktree", "add", "-q", "--detach", str(root / "wt"), "main")
-            repo.git("worktree", "remove", "--force", str(root / "wt"))
-
-        t_rebase = timed(rebase)
-        t_start = timed(startup)
-        t_wt = timed(worktree)
-        t_plan = timed(plan)
-        t_run = timed(run)
-        assert repo.tree("feature-clean") == repo.tree("feature"), "the rebuilt tree differs"
-        n = COMMITS
-        per_rebase = t_rebase / n
-        steady = t_run - t_start - t_wt
-        rows = [
-            ("git rebase --force-rebase -x true", t_rebase),
-            ("git retcon plan --from-commits", t_plan),
-            ("git retcon run (retcon-paths)", t_run),
-            ("  run minus start-up, worktree checkout", steady),
-        ]
-        print(f"run overhead: {FILES} files, {n} commits of 4 files each; test = true")
-        print(f"{'what':<42}{'total s':>9}{'per commit ms':>15}{'ratio':>8}")
-        for what, t in rows:
-            print(f"{what:<42}{t:>9.2f}{t / n * 1000:>15.1f}{t / n / per_rebase:>8.2f}")
-        print(f"(one process start-up {t_start:.2f}s, worktree checkout of {FILES} files {t_wt:.2f}s)")
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

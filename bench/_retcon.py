@@ -1,0 +1,59 @@
+"""`python -m bench._retcon ARGS`: git-retcon as a user runs it, plus what a benchmark needs to see.
+
+- $RETCON_BENCH_MARKS: a file that gets one line per model turn, `time.time()` as it starts, so the
+  parent can tell the start-up to the first model call (it spawned the process at a known time).
+- `retcon-paths-slow`: the built-in retcon-paths model that waits $RETCON_BENCH_TURN seconds per turn
+  (a model step of about 1 s takes 4 turns of 0.25 s), registered through llm's plugin manager like
+  any installed plugin model, so choosing it costs what choosing a real backend costs.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import llm
+
+from git_retcon.model.paths import PathsModel
+
+_original = PathsModel.execute
+
+
+def _mark() -> None:
+    path = os.environ.get("RETCON_BENCH_MARKS")
+    if path:
+        with open(path, "a") as f:
+            f.write(f"{time.time():.6f}\n")
+
+
+def _execute(self: PathsModel, prompt: llm.Prompt, stream: bool, response: llm.Response,
+             conversation: llm.Conversation | None) -> Iterator[str]:
+    _mark()
+    return _original(self, prompt, stream, response, conversation)
+
+
+PathsModel.execute = _execute  # type: ignore[method-assign]
+
+
+class SlowPathsModel(PathsModel):
+    model_id = "retcon-paths-slow"
+
+    def execute(self, prompt: llm.Prompt, stream: bool, response: llm.Response,
+                conversation: llm.Conversation | None) -> Iterator[str]:
+        time.sleep(float(os.environ.get("RETCON_BENCH_TURN", "0.25")))
+        yield from super().execute(prompt, stream, response, conversation)
+        response.set_usage(input=100, output=10)
+
+
+class _Plugin:
+    @llm.hookimpl
+    def register_models(self, register: Any) -> None:
+        register(SlowPathsModel())
+
+
+llm.plugins.pm.register(_Plugin(), name="retcon-bench")
+
+from git_retcon.cli import main  # noqa: E402
+
+main()

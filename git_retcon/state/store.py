@@ -11,6 +11,7 @@ import errno
 import fcntl
 import json
 import os
+import random
 import time
 import uuid
 from dataclasses import dataclass
@@ -116,28 +117,50 @@ class Store:
     def write_note(self, ref: str, target: str, data: dict[str, Any]) -> None:
         """Set the JSON note on target under ref, compare-and-swap, retrying on races.
 
-        libgit2 writes notes last-writer-wins, so the note commit is built on a
-        scratch ref and then swapped into place only if ref has not moved.
-        """
+        libgit2 and git write notes last-writer-wins, so the notes commit is built
+        aside (in memory, or on a scratch ref) and swapped into place only if ref has
+        not moved."""
         text = json.dumps(data, sort_keys=True, indent=1) + "\n"
         sig = signature(self.git_dir, "COMMITTER")
-        for _ in range(20):
+        for attempt in range(20):
             old = ref_target(self.repo, ref)
-            scratch = f"{_SCRATCH_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
-            try:
-                if old:
-                    self.repo.references.create(scratch, old, force=True)
-                self.repo.create_note(text, sig, sig, target, scratch, True)
-                new = ref_target(self.repo, scratch)
-            finally:
-                if self.repo.references.get(scratch) is not None:
-                    self.repo.references.delete(scratch)
+            new = self._flat_note(text, sig, target, old)
+            if new is None:
+                new = self._scratch_note(text, sig, target, old)
             try:
                 cas_ref(self.repo, ref, new, old, "retcon: note")
                 return
             except ConcurrentUpdate:
-                continue
+                # Another writer holds the ref's lock or moved it: back off, not in step with it.
+                time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
         raise RetconError(f"could not write a note under {ref}: it keeps changing; run again")
+
+    def _flat_note(self, text: str, sig: pygit2.Signature, target: str, old: str | None) -> str | None:
+        """The notes commit over old with target's note set, built in memory: no ref is
+        written but the one CAS. Only for a flat notes tree (as libgit2 writes them); one
+        that git fanned out into xx/ subtrees (None) goes through libgit2's own writer."""
+        if len(target) != 40:
+            return None   # an abbreviated id: libgit2 resolves it
+        tree = get_commit(self.repo, old).tree if old else None
+        if tree is not None and any(e.type_str == "tree" for e in tree):
+            return None
+        builder = self.repo.TreeBuilder(tree) if tree is not None else self.repo.TreeBuilder()
+        builder.insert(target, self.repo.create_blob(text.encode("utf-8")), pygit2.GIT_FILEMODE_BLOB)
+        return str(self.repo.create_commit(None, sig, sig, "Notes added by git-retcon\n", builder.write(),
+                                           [old] if old else []))
+
+    def _scratch_note(self, text: str, sig: pygit2.Signature, target: str, old: str | None) -> str:
+        scratch = f"{_SCRATCH_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        try:
+            if old:
+                self.repo.references.create(scratch, old, force=True)
+            self.repo.create_note(text, sig, sig, target, scratch, True)
+            new = ref_target(self.repo, scratch)
+        finally:
+            if self.repo.references.get(scratch) is not None:
+                self.repo.references.delete(scratch)
+        assert new is not None
+        return new
 
     def sweep_scratch(self) -> None:
         """Drop scratch refs left by processes that died mid-write (killed runs)."""

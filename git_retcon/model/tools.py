@@ -125,6 +125,7 @@ class Session:
         try:
             touched = hunks.apply(self.wt.repo, self.wt.index, self.wt.path, chosen)
         except ValueError as exc:
+            self.wt.exact = False   # files may differ from the index now
             raise ToolError(f"{exc}; nothing was applied: call read_diff") from None
         self.wt.index_changed()
         left = self.remaining()
@@ -229,17 +230,16 @@ class Session:
     def _run(self, kind: CommandKind) -> str:
         if not self.verifier.configured(kind):
             return f"No {kind} command is configured: nothing to run."
-        # A record (from the loop's clean runs) answers at once. Otherwise the command
-        # runs, tests after a fresh build, but records nothing: mid-step the worktree may
-        # hold what earlier commands left, and a record must vouch for the tree alone.
-        res = self.verifier.cached(self.wt.tree(), kind)
+        # A record answers at once. Otherwise the command runs on exactly the tree the
+        # tools made (what earlier commands left is undone first), tests after a fresh
+        # build, and the result is recorded: a record vouches for the tree alone, and
+        # the loop does not run it again once the tree is committed.
+        tree = self.wt.tree()
+        res = self.verifier.cached(tree, kind)
         if res is None:
-            for k in ("build", "test") if kind == "test" else ("build",):
-                if self.verifier.configured(k):
-                    res = self.verifier.run(k)
-                    if not res.passed:
-                        break
-        assert res is not None
+            self.wt.make_exact()
+            fresh = self.verifier.verify(tree) if kind == "test" else [self.verifier.run_and_record(tree, kind)]
+            res = fresh[-1]
         head = f"{kind}: {res.result.upper()} ({res.seconds:.1f}s)"
         return head + ("\n" + res.output if res.output and not res.passed else "")
 

@@ -28,6 +28,10 @@ class Worktree:
         # files); None once a command has run here or the state is unknown.
         self.synced: str | None = None
         self.edited = False  # the tools changed index and files since `synced`
+        self._unsaved = False  # the in-memory index is ahead of the index file
+        # Files are exactly the index's tree and nothing else is there (but ignored
+        # files): no command ran since the last reset, and the tools keep both in step.
+        self.exact = False
 
     @classmethod
     def location(cls, repo: pygit2.Repository, name: str) -> Path:
@@ -58,6 +62,12 @@ class Worktree:
                 shutil.rmtree(path)
             path.parent.mkdir(parents=True, exist_ok=True)
             git(top, "worktree", "add", "--quiet", "--detach", str(path), commit)
+            wt = cls(path)
+            # Just checked out: exactly commit already. A reset now would also re-hash
+            # every file, since the fresh index is racy (as new as the files).
+            wt.synced = commit
+            wt.exact = True
+            return wt
         wt = cls(path)
         wt.reset(commit)
         return wt
@@ -81,12 +91,34 @@ class Worktree:
         git(self.path, "reset", "--quiet", "--hard", commit)
         git(self.path, "clean", "-fdq")
         self.index.read(True)
+        self._unsaved = False
         self.synced = commit
         self.edited = False
+        self.exact = True
+
+    def make_exact(self) -> None:
+        """Files exactly the index's tree again, nothing untracked left (ignored files
+        stay warm): what a command left mid-step is undone, the tools' edits are kept."""
+        if self.exact:
+            return
+        self.save_index()
+        git(self.path, "read-tree", "--reset", "-u", self.tree())
+        git(self.path, "clean", "-fdq")
+        self.index.read(True)
+        self.exact = True
 
     def touched_by_command(self) -> None:
-        """A build or test ran here: it may have left files behind."""
+        """A build or test is about to run here: it sees the index file, and it may
+        leave files behind."""
+        self.save_index()
         self.synced = None
+        self.exact = False
+
+    def save_index(self) -> None:
+        """Write the index file once for all the tools' edits since the last write."""
+        if self._unsaved:
+            self.index.write()
+            self._unsaved = False
 
     # -- what the model may touch ----------------------------------------
 
@@ -144,7 +176,7 @@ class Worktree:
         self.edited = True
         oid = self.repo.create_blob(data)
         self.index.add(pygit2.IndexEntry(key, oid, FileMode(mode)))
-        self.index.write()
+        self._unsaved = True
 
     def delete(self, rel: str) -> None:
         target = self.resolve(rel)
@@ -155,13 +187,13 @@ class Worktree:
         if target.is_symlink() or target.is_file():
             target.unlink()
         self.index.remove(key)
-        self.index.write()
+        self._unsaved = True
         _prune_empty_dirs(target.parent, self.path)
 
     def index_changed(self) -> None:
-        """Files and index were changed by hand (hunk application): save the index."""
+        """Files and index were changed by hand (hunk application)."""
         self.edited = True
-        self.index.write()
+        self._unsaved = True
 
     # -- trees and commits -------------------------------------------------
 
@@ -179,6 +211,7 @@ class Worktree:
         """After a commit of the index: files were written only through the tools,
         so they equal the commit unless a command ran since the last reset."""
         self.repo.set_head(pygit2.Oid(hex=commit))
+        self.save_index()
         if self.synced is not None:
             self.synced = commit
             self.edited = False

@@ -16,13 +16,14 @@ from git_retcon.diff.hunk import (
     Hunk,
     split_lines,
 )
-from git_retcon.diff.remaining import remaining
+from git_retcon.diff.remaining import RemainingDiff, remaining
 from git_retcon.diff.render import ASSIGNED_BUDGET, assigned_text, index_lines, render, stat
 from git_retcon.diff.select import Item, SelectionError, parse_items, resolve, select
 
 __all__ = [
     "ASSIGNED_BUDGET",
     "KINDS",
+    "RemainingDiff",
     "MODE_BLOB",
     "MODE_EXEC",
     "MODE_GITLINK",

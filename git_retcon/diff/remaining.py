@@ -7,7 +7,7 @@ on its own.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffFind, DiffOption
@@ -77,69 +77,90 @@ def remaining(repo: pygit2.Repository, current_tree: pygit2.Oid | str, target_tr
         new_tree, flags=DiffOption.INCLUDE_TYPECHANGE, context_lines=0, interhunk_lines=0,
     )
     diff.find_similar(flags=DiffFind.FIND_RENAMES | DiffFind.FIND_DONT_IGNORE_WHITESPACE)
+    raw: list[_Raw] = []
+    for delta in diff.deltas:
+        _collect(repo, delta.status, delta.old_file, delta.new_file, raw, delta.similarity)
+    return _identify(raw)
 
-    # (sort key, path, kind, removed, added, fields) before ids are assigned
-    raw: list[tuple[tuple[str, int, int], HunkFields]] = []
+
+# (sort key: path, rank, position) and a hunk's fields, before ids are assigned
+_Raw = tuple[tuple[str, int, int], HunkFields]
+
+
+class _Side(Protocol):
+    """One side of a delta: pygit2's DiffFile, or an entry of a tree."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def id(self) -> pygit2.Oid: ...
+    @property
+    def mode(self) -> int: ...
+
+
+def _collect(repo: pygit2.Repository, status: DeltaStatus, of: _Side, nf: _Side, raw: list[_Raw],
+             similarity: int = 0) -> None:
+    """The hunks of one delta, appended to raw."""
 
     def emit(rank: int, pos: int, **fields: Unpack[HunkFields]) -> None:
         raw.append(((fields["path"], rank, pos), fields))
 
-    for delta in diff.deltas:
-        status = delta.status
-        of, nf = delta.old_file, delta.new_file
-        if status == DeltaStatus.ADDED:
-            data = _blob_data(repo, nf.id, nf.mode)
-            emit(0, 0, path=nf.path, kind="add", added=data, new_mode=nf.mode, new_oid=str(nf.id))
-        elif status == DeltaStatus.DELETED:
-            data = _blob_data(repo, of.id, of.mode)
-            emit(0, 0, path=of.path, kind="delete", removed=data, old_mode=of.mode,
-                 old_oid=str(of.id), old_size=len(data))
-        elif status == DeltaStatus.RENAMED:
-            old = _blob_data(repo, of.id, of.mode)
-            new = _blob_data(repo, nf.id, nf.mode)
-            if not old and of.mode != MODE_GITLINK:
-                # Like git, an empty file is no rename source: a delete and an add.
-                emit(0, 0, path=of.path, kind="delete", removed=old, old_mode=of.mode,
-                     old_oid=str(of.id), old_size=0)
-                emit(0, 0, path=nf.path, kind="add", added=new, new_mode=nf.mode, new_oid=str(nf.id))
-                continue
-            edits: tuple[Edit, ...] = ()
-            if of.id != nf.id and is_text_entry(of.mode, old) and is_text_entry(nf.mode, new):
-                patch = _patch(get_blob(repo, of.id), get_blob(repo, nf.id), of.path, nf.path)
-                if not patch.delta.is_binary:
-                    edits = tuple(_slice_hunks(patch, Lines(old), Lines(new)) or ())
-            emit(0, 0, path=nf.path, kind="rename", old_path=of.path, added=new,
-                 old_mode=of.mode, new_mode=nf.mode, new_oid=str(nf.id), old_oid=str(of.id),
-                 old_size=len(old), similarity=int(delta.similarity), edits=edits)
-        elif status in (DeltaStatus.MODIFIED, DeltaStatus.TYPECHANGE):
-            path = nf.path
-            whole = HunkFields(path=path, kind="binary", old_mode=of.mode, new_mode=nf.mode,
-                                new_oid=str(nf.id), old_oid=str(of.id))
-            if status == DeltaStatus.TYPECHANGE or not (is_file_mode(of.mode) and is_file_mode(nf.mode)):
-                old_size = len(_blob_data(repo, of.id, of.mode))
-                emit(0, 0, **(whole | {"added": _blob_data(repo, nf.id, nf.mode), "old_size": old_size}))
-                continue
-            if of.id == nf.id:
-                emit(2, 0, path=path, kind="mode", old_mode=of.mode, new_mode=nf.mode, old_oid=str(of.id))
-                continue
-            old_blob, new_blob = get_blob(repo, of.id), get_blob(repo, nf.id)
-            old, new = old_blob.data, new_blob.data
-            edits_l: list[Edit] | None = None
-            if not (has_nul(old) or has_nul(new)):
-                patch = _patch(old_blob, new_blob, of.path, nf.path)
-                if not patch.delta.is_binary:
-                    edits_l = _slice_hunks(patch, Lines(old), Lines(new))
-            if edits_l is None:
-                emit(0, 0, **(whole | {"added": new, "old_size": len(old)}))
-                continue
-            for os_, ol, ns, nl, removed, added in edits_l:
-                emit(1, os_, path=path, kind="modify", old_start=os_, old_lines=ol, new_start=ns,
-                     new_lines=nl, removed=removed, added=added, old_mode=of.mode,
-                     new_mode=of.mode, old_oid=str(of.id))
-            if of.mode != nf.mode:
-                emit(2, 0, path=path, kind="mode", old_mode=of.mode, new_mode=nf.mode, old_oid=str(of.id))
-        # UNMODIFIED/COPIED/IGNORED/UNTRACKED/... do not occur in a tree-to-tree diff without those flags.
+    if status == DeltaStatus.ADDED:
+        data = _blob_data(repo, nf.id, nf.mode)
+        emit(0, 0, path=nf.path, kind="add", added=data, new_mode=nf.mode, new_oid=str(nf.id))
+    elif status == DeltaStatus.DELETED:
+        data = _blob_data(repo, of.id, of.mode)
+        emit(0, 0, path=of.path, kind="delete", removed=data, old_mode=of.mode,
+             old_oid=str(of.id), old_size=len(data))
+    elif status == DeltaStatus.RENAMED:
+        old = _blob_data(repo, of.id, of.mode)
+        new = _blob_data(repo, nf.id, nf.mode)
+        if not old and of.mode != MODE_GITLINK:
+            # Like git, an empty file is no rename source: a delete and an add.
+            emit(0, 0, path=of.path, kind="delete", removed=old, old_mode=of.mode,
+                 old_oid=str(of.id), old_size=0)
+            emit(0, 0, path=nf.path, kind="add", added=new, new_mode=nf.mode, new_oid=str(nf.id))
+            return
+        edits: tuple[Edit, ...] = ()
+        if of.id != nf.id and is_text_entry(of.mode, old) and is_text_entry(nf.mode, new):
+            patch = _patch(get_blob(repo, of.id), get_blob(repo, nf.id), of.path, nf.path)
+            if not patch.delta.is_binary:
+                edits = tuple(_slice_hunks(patch, Lines(old), Lines(new)) or ())
+        emit(0, 0, path=nf.path, kind="rename", old_path=of.path, added=new,
+             old_mode=of.mode, new_mode=nf.mode, new_oid=str(nf.id), old_oid=str(of.id),
+             old_size=len(old), similarity=int(similarity), edits=edits)
+    elif status in (DeltaStatus.MODIFIED, DeltaStatus.TYPECHANGE):
+        path = nf.path
+        whole = HunkFields(path=path, kind="binary", old_mode=of.mode, new_mode=nf.mode,
+                            new_oid=str(nf.id), old_oid=str(of.id))
+        if status == DeltaStatus.TYPECHANGE or not (is_file_mode(of.mode) and is_file_mode(nf.mode)):
+            old_size = len(_blob_data(repo, of.id, of.mode))
+            emit(0, 0, **(whole | {"added": _blob_data(repo, nf.id, nf.mode), "old_size": old_size}))
+            return
+        if of.id == nf.id:
+            emit(2, 0, path=path, kind="mode", old_mode=of.mode, new_mode=nf.mode, old_oid=str(of.id))
+            return
+        old_blob, new_blob = get_blob(repo, of.id), get_blob(repo, nf.id)
+        old, new = old_blob.data, new_blob.data
+        edits_l: list[Edit] | None = None
+        if not (has_nul(old) or has_nul(new)):
+            patch = _patch(old_blob, new_blob, of.path, nf.path)
+            if not patch.delta.is_binary:
+                edits_l = _slice_hunks(patch, Lines(old), Lines(new))
+        if edits_l is None:
+            emit(0, 0, **(whole | {"added": new, "old_size": len(old)}))
+            return
+        for os_, ol, ns, nl, removed, added in edits_l:
+            emit(1, os_, path=path, kind="modify", old_start=os_, old_lines=ol, new_start=ns,
+                 new_lines=nl, removed=removed, added=added, old_mode=of.mode,
+                 new_mode=of.mode, old_oid=str(of.id))
+        if of.mode != nf.mode:
+            emit(2, 0, path=path, kind="mode", old_mode=of.mode, new_mode=nf.mode, old_oid=str(of.id))
+    # UNMODIFIED/COPIED/IGNORED/UNTRACKED/... do not occur in a tree-to-tree diff without those flags.
 
+
+def _identify(raw: list[_Raw]) -> list[Hunk]:
+    """Hunks in (path, position) order, with their ids."""
     raw.sort(key=lambda r: r[0])
     seen: dict[tuple[str, str, bytes, bytes], int] = defaultdict(int)
     out: list[Hunk] = []
@@ -161,3 +182,79 @@ def remaining(repo: pygit2.Repository, current_tree: pygit2.Oid | str, target_tr
         out.append(Hunk(id=hunk_id(id_path, id_kind, removed, added, occurrence), **f))
     return out
 
+
+
+class _Entry:
+    """A path of a tree, as one side of a delta."""
+
+    __slots__ = ("path", "id", "mode")
+
+    def __init__(self, path: str, id: pygit2.Oid, mode: int):
+        self.path = path
+        self.id = id
+        self.mode = mode
+
+
+def _entry(tree: pygit2.Tree, path: str) -> _Entry | None:
+    try:
+        obj = tree[path]
+    except KeyError:
+        return None
+    return _Entry(path, obj.id, obj.filemode)
+
+
+def _order(h: Hunk) -> tuple[str, int, int]:
+    """The sort key remaining() gave the hunk."""
+    if h.kind == "modify":
+        return (h.path, 1, h.old_start)
+    return (h.path, 2 if h.kind == "mode" else 0, 0)
+
+
+class RemainingDiff:
+    """remaining(tree, target) for a tree that moves a few paths at a time: only the
+    paths that changed since the last tree asked for are diffed again.
+
+    A step applies a few hunks, so diffing the whole tree each time would make a run
+    grow with the square of its commits. Whatever could pair differently under rename
+    detection (a path that appears or goes, a rename hunk) or read other attributes (a
+    .gitattributes) is diffed whole, so the answer is always remaining()'s."""
+
+    def __init__(self, repo: pygit2.Repository, target_tree: pygit2.Oid | str):
+        self.repo = repo
+        self.target = as_tree(repo, target_tree)
+        self.target_id = str(self.target.id)
+        self.tree: str | None = None
+        self.hunks: list[Hunk] = []
+
+    def at(self, tree: str) -> list[Hunk]:
+        if tree != self.tree:
+            hunks = self._update(tree) if self.tree is not None else None
+            self.hunks = hunks if hunks is not None else remaining(self.repo, tree, self.target_id)
+            self.tree = tree
+        return self.hunks
+
+    def _update(self, tree: str) -> list[Hunk] | None:
+        assert self.tree is not None
+        new = as_tree(self.repo, tree)
+        changed: set[str] = set()
+        for delta in as_tree(self.repo, self.tree).diff_to_tree(new).deltas:
+            changed.update((delta.old_file.path, delta.new_file.path))
+        if any(p == ".gitattributes" or p.endswith("/.gitattributes") for p in changed):
+            return None
+        if any(h.kind == "rename" and (h.path in changed or h.old_path in changed) for h in self.hunks):
+            return None
+        raw: list[_Raw] = []
+        for path in changed:
+            cur, want = _entry(new, path), _entry(self.target, path)
+            if cur is None and want is None:
+                continue
+            if cur is None or want is None:
+                return None   # an add or a delete: rename detection may pair it
+            if cur.id == want.id and cur.mode == want.mode:
+                continue
+            if not (is_file_mode(cur.mode) and is_file_mode(want.mode)):
+                return None
+            _collect(self.repo, DeltaStatus.MODIFIED, cur, want, raw)
+        kept = [h for h in self.hunks if h.path not in changed]
+        fresh = _identify(raw)
+        return sorted(kept + fresh, key=_order) if fresh else kept

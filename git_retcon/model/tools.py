@@ -53,15 +53,15 @@ class Session:
     outcome: Outcome | None = None
     errors: list[str] = field(default_factory=list)
     streak: int = 0                               # failed calls in a row
-    _remaining: tuple[str, list[hunks.Hunk]] | None = None
+    # The run's remaining diff, kept up to date path by path across steps.
+    diff: hunks.RemainingDiff | None = None
 
     # -- helpers -----------------------------------------------------------
 
     def remaining(self) -> list[hunks.Hunk]:
-        tree = self.wt.tree()
-        if self._remaining is None or self._remaining[0] != tree:
-            self._remaining = (tree, hunks.remaining(self.wt.repo, tree, self.source_tree))
-        return self._remaining[1]
+        if self.diff is None:
+            self.diff = hunks.RemainingDiff(self.wt.repo, self.source_tree)
+        return self.diff.at(self.wt.tree())
 
     def _open(self) -> None:
         if self.outcome is not None:
@@ -73,7 +73,6 @@ class Session:
         self.outcome = None
         self.errors.clear()
         self.streak = 0
-        self._remaining = None
 
     def diagnosis(self) -> str:
         """What went wrong with the tool calls of this step, for a steering message."""

@@ -10,6 +10,7 @@ from typing import NoReturn
 import llm
 import pygit2
 
+from git_retcon.diff import RemainingDiff
 from git_retcon.errors import BudgetStop, StuckStop
 from git_retcon.git.plumbing import fork_point, ref_target
 from git_retcon.model.step import DEFAULT_CHAIN_LIMIT
@@ -66,6 +67,7 @@ class Run:
     opts: Options
     ui: UI
     tally: Tally = field(default_factory=Tally)
+    remaining: RemainingDiff | None = None   # the remaining diff, kept up to date across steps
 
 
 class Branches:

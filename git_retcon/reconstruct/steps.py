@@ -20,8 +20,10 @@ INDEX_BUDGET = 12000
 
 def session(w: Work, fix: bool, parent: str, brief: Brief | None = None) -> Session:
     """The tools' state for one step; a commit it makes is recorded on parent."""
+    if w.run.remaining is None:
+        w.run.remaining = hunks.RemainingDiff(w.run.repo, w.br.source_tree)
     return Session(
-        wt=w.wt, source_tree=w.br.source_tree, parent=parent, verifier=w.verifier,
+        wt=w.wt, source_tree=w.br.source_tree, parent=parent, verifier=w.verifier, diff=w.run.remaining,
         fix=fix, on_commit=lambda message: record.create_commit(w, message, fix, parent, brief),
     )
 

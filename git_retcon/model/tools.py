@@ -173,11 +173,11 @@ class Session:
         if b"\0" in data[:8000]:
             raise ToolError(f"{path} is a binary file: edit_file changes text files only")
         before, after = old.encode("utf-8"), new.encode("utf-8")
-        count = data.count(before)
+        count = occurrences(data, before)
         if count == 0 and b"\r\n" in data and b"\n" in before and b"\r" not in before:
             # The model copied a CRLF file's text with plain newlines: mean the file's endings.
             crlf = before.replace(b"\n", b"\r\n")
-            if data.count(crlf) == 1:
+            if occurrences(data, crlf) == 1:
                 before, after, count = crlf, after.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"), 1
         if count != 1:
             if count == 0:
@@ -300,6 +300,17 @@ class Session:
 
 
 _SCHEMAS: dict[str, tuple[str | None, dict[str, Any]]] = {}
+
+
+def occurrences(data: bytes, part: str | bytes) -> int:
+    """How many times part occurs in data, overlapping ones too: in "\n\n\n", "\n\n" occurs twice,
+    and replacing "the one" would be a guess."""
+    needle = part.encode("utf-8", "surrogateescape") if isinstance(part, str) else part
+    count, at = 0, data.find(needle)
+    while at != -1 and needle:
+        count += 1
+        at = data.find(needle, at + 1)
+    return count
 
 
 def _lines(text: bytes) -> str:

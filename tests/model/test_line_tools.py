@@ -121,18 +121,21 @@ def test_edit_file_replaces_the_one_occurrence_and_says_when_there_is_not_one(ap
 
 def test_edit_file_counts_occurrences_and_keeps_a_crlf_files_endings(tmp_path, scripted):
     repo = GitRepo.init(tmp_path / "repo")
-    repo.commit("base", {"w.txt": b"x = 1\r\nx = 1\r\ny = 2\r\nz = 3\r\n"})
+    repo.commit("base", {"w.txt": b"x = 1\r\nx = 1\r\ny = 2\r\nz = 3\r\n\r\n\r\n"})
     repo.git("checkout", "-q", "-b", "feature")
-    repo.commit("edit", {"w.txt": b"x = 1\r\nx = 1\r\ny = 20\r\nz = 3\r\n"})
+    repo.commit("edit", {"w.txt": b"x = 1\r\nx = 1\r\ny = 20\r\nz = 3\r\n\r\n\r\n"})
     repo.git("checkout", "-q", "main")
     (tmp_path / "spec.toml").write_text(SPEC.split("[[commit]]\nmessage = \"util: add three()\"")[0])
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
     log = scripted({"1/extract": [turn(call("edit_file", path="w.txt", old="x = 1", new="x = 2"),
+                                       call("edit_file", path="w.txt", old="\r\n\r\n", new="\r\n"),
                                        call("edit_file", path="w.txt", old="y = 2\nz", new="y = 20\nz")),
                                   turn(call("create_commit", message="w"))]})
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 0, res.text
-    occurs, edited = last_results(log)
+    occurs, overlapping, edited = last_results(log)
     assert occurs.startswith("Error: old occurs 2 times in w.txt; nothing was changed: include more")
+    # The file ends in three line endings: "\r\n\r\n" occurs twice there (overlapping), not once.
+    assert overlapping.startswith("Error: old occurs 2 times in w.txt")
     assert edited == "Edited w.txt: 2 lines replaced by 2 lines."
     assert repo.tree("feature-clean") == repo.tree("feature")

@@ -4,6 +4,7 @@ commit takes (instead of threading spec, branches and index through each call).
 """
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -70,6 +71,17 @@ class Run:
     remaining: RemainingDiff | None = None   # the remaining diff, kept up to date across steps
 
 
+def way_out(cleaned: str, model: str | None) -> str:
+    """What a human does about a stuck commit: the commands, with the run's model repeated
+    (without it, `run` picks the default model, which may want another key)."""
+    again = f"  git retcon run {cleaned}" + (f" -m {shlex.quote(model)}" if model else "")
+    return (f"When you have fixed it (a fix committed on '{cleaned}', say), record what you did and run again:\n"
+            f"  git retcon resolve -m \"what you changed\" {cleaned}\n{again}\n"
+            f"If the spec was wrong, edit it (git retcon spec edit {cleaned}) and redo this commit: --redo drops "
+            f"its commits, so that the next run extracts it afresh:\n"
+            f"  git retcon resolve --redo -m \"what you changed\" {cleaned}\n{again}")
+
+
 class Branches:
     """source, remote, base and the cleaned branch, resolved once per run."""
 
@@ -124,12 +136,8 @@ class Work:
         self.commit.history.append(specmod.Stuck(summary))
         self.save(f"commit {self.k + 1} stuck")
         self.run.ui.bad("✗ Stuck - stopping")
-        raise StuckStop(
-            f"commit {self.k + 1}/{self.n} is stuck: {summary}\n"
-            f"When you have fixed it, record what you did and run again:\n"
-            f"  git retcon resolve -m \"what you changed\" {self.spec.cleaned}\n"
-            f"  git retcon run {self.spec.cleaned}"
-        )
+        raise StuckStop(f"commit {self.k + 1}/{self.n} is stuck: {summary}\n"
+                        + way_out(self.spec.cleaned, self.model.model_id))
 
     def stop_budget(self) -> NoReturn:
         tally, opts = self.run.tally, self.run.opts

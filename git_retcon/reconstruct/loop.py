@@ -18,15 +18,15 @@ from git_retcon import diff as hunks
 from git_retcon.errors import BudgetStop, RetconError, StuckStop
 from git_retcon.git.plumbing import get_commit, ref_target
 from git_retcon.reconstruct import fixloop, record, report, steps
-from git_retcon.reconstruct.context import Branches, Options, Run, Work
+from git_retcon.reconstruct.context import Branches, Options, Run, Work, way_out
 from git_retcon.reconstruct.squash import squash
 from git_retcon.reconstruct.verify import verify
 from git_retcon.sandbox.runner import Verifier, check_command_exists
 from git_retcon.sandbox.worktree import Worktree, ensure_not_checked_out
+from git_retcon.state import notes
 from git_retcon.state import spec as specmod
 from git_retcon.state.notes import Stop
 from git_retcon.state.store import NOTES_REF, TESTS_REF, Stored, spec_ref
-from git_retcon.ui import UI
 
 __all__ = ["Options", "Run", "reconstruct"]
 
@@ -36,7 +36,7 @@ def reconstruct(run: Run) -> None:
     repo, store, name = run.repo, run.store, run.name
     stored = store.load(name)
     if (k := stored.spec.current()) is not None:
-        _refuse_stuck(run.ui, stored.spec, k)
+        _refuse_stuck(run, stored, k)
     br = Branches(repo, stored.spec)
     if run.opts.dry_run:
         report.dry_run(run, stored, br)
@@ -80,7 +80,7 @@ def logical_commit(w: Work) -> None:
     """Extract, commit, then build & test until it passes (complete) or is stuck."""
     c = w.commit
     w.run.ui.heading(f"Commit {w.k + 1}/{w.n}: {c.summary}")
-    _refuse_stuck(w.run.ui, w.spec, w.k)
+    _refuse_stuck(w.run, w.stored, w.k)
     if (resolved := c.resolved()) is not None:
         w.run.ui.line(f"Resolved: {resolved.text}")
     tip = w.tip()
@@ -105,18 +105,15 @@ def _extract(w: Work, tip: str) -> None:
     steps.step(w, "extract.md", values, session)
 
 
-def _refuse_stuck(ui: UI, spec: specmod.Spec, k: int) -> None:
+def _refuse_stuck(run: Run, stored: Stored, k: int) -> None:
     """A stuck commit needs a human's `resolve` before the run goes on."""
+    spec = stored.spec
     c = spec.commits[k]
     if (stuck := c.stuck()) is None:
         return
-    ui.line(f"Resuming from commit {k + 1}/{len(spec.commits)}: {c.summary}")
-    raise StuckStop(
-        f"commit {k + 1}/{len(spec.commits)} is stuck: {stuck.summary}\n"
-        f"Fix what it says (edit the spec with `git retcon spec edit {spec.cleaned}`, or commit a fix "
-        f"on '{spec.cleaned}'), then record what you did:\n"
-        f"  git retcon resolve -m \"what you changed\" {spec.cleaned}"
-    )
+    run.ui.line(f"Resuming from commit {k + 1}/{len(spec.commits)}: {c.summary}")
+    raise StuckStop(f"commit {k + 1}/{len(spec.commits)} is stuck: {stuck.summary}\n"
+                    + way_out(spec.cleaned, run.opts.model or notes.last_run_model(run.store, stored.commit)))
 
 
 def _load_model(run: Run, spec: specmod.Spec) -> llm.Model:

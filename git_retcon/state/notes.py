@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict, cast
 
+import pygit2
+
 from git_retcon.state.store import NOTES_REF, TESTS_REF, Store
 
 Kind = Literal["initial", "wip"]
@@ -159,6 +161,21 @@ def made_by(store: Store, sha: str, spec: str) -> bool:
 
 def read_spec(store: Store, spec_commit: str) -> SpecNote:
     return cast(SpecNote, store.read_note(NOTES_REF, spec_commit) or {})
+
+
+def last_run_model(store: Store, spec_commit: str, depth: int = 50) -> str | None:
+    """The model the last run used: its record on this spec commit or, after saves
+    without a run (spec edit, resolve), on the nearest one before it."""
+    cur: str | None = spec_commit
+    for _ in range(depth):
+        if cur is None:
+            break
+        runs = read_spec(store, cur).get("runs") or []
+        if runs:
+            return runs[-1].get("model")
+        parents = store.repo[pygit2.Oid(hex=cur)].peel(pygit2.Commit).parent_ids
+        cur = str(parents[0]) if parents else None
+    return None
 
 
 def add_spent(store: Store, spec_commit: str, item: Spent) -> None:

@@ -1,0 +1,51 @@
+"""`git retcon resolve --redo`: a stuck logical commit extracted afresh after a spec edit.
+
+It appends `{ resolved = MSG }` and drops the commit's created commits: from its
+history in the spec, and from the cleaned branch's tip, which moves back to the
+commit before them. Only git-retcon's own commits go (each carries this spec's
+note, and they are exactly the branch's tip), compare-and-swap, never while the
+branch is checked out. The spec is written before the branch moves: a crash in
+between leaves commits past the record, which the next run adopts (no redo, no harm).
+"""
+from __future__ import annotations
+
+from git_retcon.errors import RetconError
+from git_retcon.git.plumbing import find_commit, first_parent_chain, full_sha, ref_target, short
+from git_retcon.reconstruct.record import move_branch
+from git_retcon.sandbox.worktree import ensure_not_checked_out
+from git_retcon.state import notes
+from git_retcon.state import spec as specmod
+from git_retcon.state.store import Store, Stored
+
+
+def redo(store: Store, stored: Stored, k: int, message: str) -> list[str]:
+    """Resolve stuck commit k and drop its created commits; return the dropped shas."""
+    repo, spec = store.repo, stored.spec
+    c = spec.commits[k]
+    dropped = [full_sha(repo, s) for s in c.created]
+    parent = tip = None
+    if dropped:
+        ensure_not_checked_out(repo, spec.cleaned)
+        tip = ref_target(repo, f"refs/heads/{spec.cleaned}")
+        first = find_commit(repo, dropped[0])
+        if first is None or not first.parent_ids:
+            raise RetconError(f"commit {short(dropped[0])} of commit {k + 1} is missing from the repository: "
+                              "resolve without --redo")
+        parent = str(first.parent_ids[0])
+        if tip != dropped[-1] or first_parent_chain(repo, tip, parent) != dropped:
+            raise RetconError(
+                f"branch '{spec.cleaned}' moved since the run stopped (its tip is {short(tip)}, commit {k + 1}'s "
+                f"last is {short(dropped[-1])}): --redo drops only the commits git-retcon recorded at the tip. "
+                f"Run `git retcon run {spec.cleaned}` to adopt what was added, or resolve without --redo; "
+                "nothing was changed")
+        foreign = [s for s in dropped if not notes.made_by(store, s, stored.name)]
+        if foreign:
+            raise RetconError(f"commit {short(foreign[0])} on '{spec.cleaned}' was not made by git-retcon for "
+                              f"'{stored.name}': --redo drops only its own commits; nothing was changed")
+    c.history = [e for e in c.history if not isinstance(e, (specmod.CommitCreated, specmod.Squashed))]
+    c.history.append(specmod.Resolved(message))
+    store.update(stored, f"commit {k + 1} resolved, redo: dropped {len(dropped)} commits")
+    if dropped:
+        assert parent is not None and tip is not None
+        move_branch(repo, spec.cleaned, parent, tip, f"redo commit {k + 1}: drop {len(dropped)} commits")
+    return dropped

@@ -18,7 +18,7 @@ from git_retcon.diff.hunk import (
 )
 from git_retcon.diff.remaining import RemainingDiff, remaining
 from git_retcon.diff.render import ASSIGNED_BUDGET, assigned_text, index_lines, render, stat
-from git_retcon.diff.select import Item, SelectionError, parse_items, resolve, select
+from git_retcon.diff.select import Item, SelectionError, parse_items, resolve, select, selectable
 
 __all__ = [
     "ASSIGNED_BUDGET",
@@ -41,6 +41,7 @@ __all__ = [
     "render",
     "resolve",
     "select",
+    "selectable",
     "split_lines",
     "stat",
 ]

@@ -398,6 +398,7 @@ class Row:
     whole_writes: int
     commits_with_writes: int
     ok: bool
+    messages: int = 0       # of `written`: create_commit's arguments
 
 
 def diff_chars(repo: pygit2.Repository, a: str, b: str) -> int:
@@ -431,7 +432,7 @@ def measure(name: str, build: Callable[[Path], GitRepo], root: Path, after: bool
     calls = Cheapest.tally.calls
     writes = [k for k, tool, _ in calls if tool == "write_file"]
     return Row(name, diff_chars(pr, states[0], states[-1]), sum(c for _, _, c in calls), len(writes),
-               len(set(writes)), ok)
+               len(set(writes)), ok, sum(c for _, tool, c in calls if tool == "create_commit"))
 
 
 def table(rows: list[tuple[Row, Row]]) -> str:
@@ -599,6 +600,9 @@ def main(argv: list[str] | None = None) -> None:
           f"written in total (goal: at most 5%), {len(within)} of {len(counted)} within 5% each; "
           f"{sum(a.whole_writes for a in counted)} whole-file writes (goal: 0); trees "
           + ("all right" if all(a.ok and b.ok for b, a, _ in rows) else "WRONG"))
+    messages = sum(a.messages for a in counted)
+    print(f"of which create_commit: {messages} characters ({messages / sum(a.diff_chars for a in counted):.1%} "
+          "of the diff; an empty message, where accepted, is the spec's and costs 15)")
 
 if __name__ == "__main__":
     main()

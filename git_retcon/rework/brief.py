@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from git_retcon.rework.blame import Blame
 from git_retcon.rework.parsed import Parsed, evidence
 
-CONSTRAINT = ("Take what is missing from the remaining diff first (apply_hunks with the candidate ids); "
-              "write new code only when the source branch has none to take. "
+CONSTRAINT = ("Take what is missing from the remaining diff first (apply_hunks with the candidate ids, or "
+              "'<id>:<line numbers>' for part of a hunk); write new code only when the source branch has none "
+              "to take, with edit_file (a few lines) before write_file. "
               "Do not edit tests to make them pass: they say what is right.")
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from testing.fixcase import make
-from testing.flow import call, retcon, turn
+from testing.flow import call, retcon, take, turn
 
 
 def status(repo):
@@ -15,11 +15,12 @@ def status(repo):
 
 
 @pytest.fixture
-def stuck(tmp_path):
-    """Commit 1 takes app.py, which needs util.two() from the remaining diff: retcon-paths
-    stops stuck in the fix loop, with commit 1's commit on the cleaned branch."""
+def stuck(tmp_path, scripted):
+    """Commit 1 takes app.py, which needs util.two() from the remaining diff; the model
+    gives up in the fix loop, with commit 1's commit on the cleaned branch."""
     repo = make(tmp_path, docs=0)
-    res = retcon(repo, "run", "-m", "retcon-paths")
+    scripted({"1/extract": take("app.py"), "1/fix/1": [turn(call("stuck", summary="app.py needs util.two()"))]})
+    res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 3, res.text
     assert len(repo.log("main..feature-clean")) == 1
     return repo, res
@@ -39,10 +40,10 @@ def fix_spec(repo, tmp_path):
 def test_the_stuck_message_offers_redo_and_repeats_the_model(stuck):
     repo, res = stuck
     assert 'git retcon resolve --redo -m "what you changed" feature-clean' in res.err
-    assert "git retcon run feature-clean -m retcon-paths" in res.err
+    assert "git retcon run feature-clean -m scripted" in res.err
     # Running again without -m refuses with the same way out, the run's model repeated.
     again = retcon(repo, "run")
-    assert again.code == 3 and "git retcon run feature-clean -m retcon-paths" in again.err
+    assert again.code == 3 and "git retcon run feature-clean -m scripted" in again.err
 
 
 def test_redo_drops_the_commits_and_the_next_run_extracts_afresh(stuck, tmp_path):
@@ -52,7 +53,7 @@ def test_redo_drops_the_commits_and_the_next_run_extracts_afresh(stuck, tmp_path
     res = retcon(repo, "resolve", "--redo", "-m", "commit 1 takes util.py too")
     assert res.code == 0, res.text
     assert f"Dropped 1 commit of it from 'feature-clean' ({made[:7]}" in res.out
-    assert "Next: git retcon run feature-clean -m retcon-paths" in res.out
+    assert "Next: git retcon run feature-clean -m scripted" in res.out
     assert repo.rev("feature-clean") == repo.rev("main")
     first = status(repo)["commits"][0]
     assert first["state"] == "resolved" and first["commits"] == []

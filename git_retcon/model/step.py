@@ -1,9 +1,10 @@
 """One model step: a tool-calling conversation that ends with create_commit or stuck.
 
 Only llm's public API: model.conversation(chain_limit=...), chain(), responses(),
-usage(). A turn that ends with neither commit nor stuck gets one steering
-message, carrying the diagnosis of the step's failed tool calls; after that the
-step counts as stuck with the model's last words.
+usage(). Every turn that ends with neither commit nor stuck gets a steering
+message (a tool call written as text is answered "not executed"), carrying the
+diagnosis of the step's failed tool calls; each such turn counts against the
+step's error budget, and past it the step counts as stuck with the model's last words.
 
 Transient backend errors (rate limits, 5xx, timeouts, dropped connections) are
 recognised by class names and status codes, so no backend package is imported;
@@ -24,7 +25,9 @@ from string import Template
 import llm
 
 from git_retcon.errors import RetconError
-from git_retcon.model.tools import Outcome, Session
+from git_retcon.model import steering
+from git_retcon.model.textcalls import written_calls
+from git_retcon.model.tools import TOOL_NAMES, Outcome, Session
 
 DEFAULT_CHAIN_LIMIT = 40
 MODEL_ATTEMPTS = 6          # tries of one step when the backend keeps failing transiently
@@ -142,11 +145,10 @@ def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: S
     )
     last_words = ""
     spent = False
-    for text in (prompt, None):
-        if text is None:
-            diagnosis = session.diagnosis()
-            text = steer + ("\n\n" + diagnosis if diagnosis else "")
+    text = prompt
+    while True:
         chain = conv.chain(text, system=system)
+        final = ""    # the text of the turn's last response: the one without tool calls
         try:
             for response in chain.responses():
                 # The tool call that ended the step ran while this response was
@@ -155,9 +157,9 @@ def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: S
                     session.outcome = Outcome("budget", "the token budget was reached during this step")
                 if session.outcome is not None:
                     break
-                words = response.text()
-                if words.strip():
-                    last_words = words.strip()
+                final = response.text()
+                if final.strip():
+                    last_words = final.strip()
                 usage = response.usage()
                 result.calls += 1
                 result.input_tokens += usage.input or 0
@@ -179,7 +181,23 @@ def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: S
         if session.outcome is not None:
             result.outcome = session.outcome
             return result
-    result.outcome = Outcome(
-        "stuck", "the model ended its turn without create_commit or stuck"
-        + (f"; its last words: {last_words[:1000]}" if last_words else ""))
-    return result
+        # The turn ended with neither create_commit nor stuck: steer, within the error budget.
+        text = _steering(session, steer, final)
+        if session.budget_left() <= 0:
+            result.outcome = Outcome(
+                "stuck", "the model ended its turn without create_commit or stuck "
+                f"({len(session.errors)} failed calls and turns in this step)"
+                + (f"; its last words: {last_words[:1000]}" if last_words else ""))
+            return result
+
+
+def _steering(session: Session, steer: str, words: str) -> str:
+    """The next user message after a turn without a tool call, counted as a failure."""
+    written = written_calls(words, TOOL_NAMES)
+    if written:
+        session.turn_failed("your reply", f"wrote {', '.join(written)} as text; it was not executed", "tool")
+        return steering.not_executed(written) + f"\n({session.budget_left()} more failures end this step as stuck.)"
+    diagnosis = session.diagnosis()
+    session.turn_failed("your turn", "ended without create_commit or stuck", "turn")
+    return steer + ("\n\n" + diagnosis if diagnosis else "") \
+        + f"\n({session.budget_left()} more turns or failed calls end this step as stuck.)"

@@ -6,15 +6,18 @@ A tool that refuses raises, and llm hands the message back to the model as
 """
 from __future__ import annotations
 
-import re
+import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
 
 import llm
 
 from git_retcon import diff as hunks
-from git_retcon.git.plumbing import get_commit
+from git_retcon.git.plumbing import get_blob, get_commit, get_tree
+from git_retcon.model import steering
+from git_retcon.model.args import ErrorKind, ToolError, bind
 from git_retcon.sandbox.runner import Verifier
 from git_retcon.sandbox.worktree import PathRefused, Worktree
 from git_retcon.state.notes import CommandKind
@@ -27,10 +30,6 @@ MAX_TOOL_ERRORS = 12         # failed calls in one step before it counts as stuc
 STEER_STREAK = 2             # failed calls in a row before an error carries steering
 TOOL_NAMES = ("read_diff", "apply_hunks", "read_file", "write_file", "edit_file", "delete_file",
               "run_build", "run_tests", "create_commit", "stuck")
-
-
-class ToolError(Exception):
-    """A refused tool call; the text is what the model reads."""
 
 
 @dataclass
@@ -52,6 +51,7 @@ class Session:
     on_commit: Callable[[str], str]               # message -> created sha
     outcome: Outcome | None = None
     errors: list[str] = field(default_factory=list)
+    kinds: list[ErrorKind] = field(default_factory=list)   # what went wrong, for the steering
     streak: int = 0                               # failed calls in a row
     # The run's remaining diff, kept up to date path by path across steps.
     diff: hunks.RemainingDiff | None = None
@@ -65,13 +65,14 @@ class Session:
 
     def _open(self) -> None:
         if self.outcome is not None:
-            raise ToolError("this step has already ended; reply with a one-line summary")
+            raise ToolError("this step has already ended; reply with a one-line summary", "state")
 
     def restart(self) -> None:
         """Back to the start of the step (a model error cut it short): the worktree at parent."""
         self.wt.reset(self.parent)
         self.outcome = None
         self.errors.clear()
+        self.kinds.clear()
         self.streak = 0
 
     def diagnosis(self) -> str:
@@ -79,22 +80,50 @@ class Session:
         if not self.errors:
             return ""
         last = "\n".join(f"- {e[:300]}" for e in self.errors[-3:])
-        return (f"{len(self.errors)} of your tool calls in this step failed "
-                f"(at most {MAX_TOOL_ERRORS} may); the last ones:\n{last}")
+        return (f"{len(self.errors)} of your tool calls and turns in this step failed "
+                f"(at most {MAX_TOOL_ERRORS} may); the last ones:\n{last}\n{steering.advice(self.kinds)}")
+
+    def budget_left(self) -> int:
+        return MAX_TOOL_ERRORS - len(self.errors)
+
+    def path(self, raw: str) -> str:
+        """A model's path as the worktree names it: `./x` is `x`; an absolute path inside
+        the worktree is refused with its relative name, so the model learns the form."""
+        text = raw.strip()
+        while text.startswith("./"):
+            text = text[2:].lstrip("/")
+        if text.startswith("/"):
+            root = str(self.wt.path.resolve())
+            norm = posixpath.normpath(text)
+            for top in (root, str(self.wt.path)):
+                if norm == top or norm.startswith(top + "/"):
+                    rel = norm[len(top):].lstrip("/") or "."
+                    raise ToolError(f"{raw}: absolute paths are refused: call it '{rel}' "
+                                    "(relative to the repository root)", "path")
+            guess = self._suffix_guess(norm)
+            raise ToolError(f"{raw}: absolute paths are refused: use a path relative to the repository root"
+                            + (f" (did you mean '{guess}'?)" if guess else ""), "path")
+        return text
+
+    def _suffix_guess(self, norm: str) -> str | None:
+        """The repository path an absolute path most likely means: its longest tail that exists."""
+        parts = PurePosixPath(norm).parts[1:]
+        known = {h.path for h in self.remaining()}
+        for i in range(len(parts)):
+            tail = "/".join(parts[i:])
+            if tail in known or (tail and (self.wt.path / tail).exists() and ".git" not in parts[i:]):
+                return tail
+        return None
 
     # -- the tools -----------------------------------------------------------
 
     def read_diff(self, path: str = "", page: int = 1) -> str:
         """The remaining diff (build worktree vs the source branch tip) as hunks with ids.
         Filter with a path prefix; long diffs are paged."""
-        if not isinstance(path, str):
-            raise ToolError("path must be a string (a path prefix, or empty for all)")
-        try:
-            page = int(page)
-        except (TypeError, ValueError):
-            raise ToolError("page must be a whole number, from 1") from None
-        return hunks.render(self.remaining(), path_prefix=path.strip().lstrip("./") if path else "",
-                            page=page, budget=READ_BUDGET)
+        prefix = self.path(path) if path.strip() else ""
+        if prefix == ".":
+            prefix = ""
+        return hunks.render(self.remaining(), path_prefix=prefix, page=page, budget=READ_BUDGET)
 
     def apply_hunks(self, hunk_ids: list[str]) -> str:
         """Apply source hunks to the worktree, exactly. An item is a hunk id from read_diff (the whole
@@ -102,11 +131,11 @@ class Session:
         removed and only those + lines added. All items apply or none."""
         self._open()
         try:
-            items = hunks.parse_items(_as_ids(hunk_ids))
+            items = hunks.parse_items([i.strip().strip("[]'\"").lower() for i in hunk_ids if i.strip()])
         except hunks.SelectionError as exc:
-            raise ToolError(f"{exc}; nothing was applied") from None
+            raise ToolError(f"{exc}; nothing was applied", "id") from None
         if not items:
-            raise ToolError("hunk_ids is empty: pass a list of hunk ids from read_diff")
+            raise ToolError("hunk_ids is empty: pass a list of hunk ids from read_diff", "id")
         before = self.remaining()
         by_id = {h.id: h for h in before}
         unknown = list(dict.fromkeys(it.id for it in items if it.id not in by_id))
@@ -114,7 +143,7 @@ class Session:
             raise ToolError(
                 f"unknown hunk ids: {', '.join(unknown[:20])}; nothing was applied. "
                 + _id_hints(unknown, before)
-                + "Ids change only when a hunk's content does: call read_diff for the current ones"
+                + "Ids change only when a hunk's content does: call read_diff for the current ones", "id"
             )
         try:
             chosen = hunks.resolve(items, by_id)
@@ -142,7 +171,8 @@ class Session:
 
     def read_file(self, path: str) -> str:
         """A file of the build worktree."""
-        data = self._guard(lambda: self.wt.read(path))
+        rel = self.path(path)
+        data = self._guard(lambda: self.wt.read(rel))
         if b"\0" in data[:8000]:
             return f"{path}: binary file, {len(data)} bytes"
         text = data.decode("utf-8", errors="replace")
@@ -155,20 +185,19 @@ class Session:
         """Write a whole file of the build worktree: the last resort, when neither apply_hunks nor
         edit_file can make it."""
         self._open()
-        if not isinstance(content, str):
-            raise ToolError("content must be a string")
-        self._guard(lambda: self.wt.write(path, content.encode("utf-8")))
-        return f"Wrote {path} ({len(content)} characters)."
+        rel = self.path(path)
+        data = content.encode("utf-8")
+        self._guard(lambda: self.wt.write(rel, data))
+        return f"Wrote {rel} ({len(content)} characters)." + self._layout_warning(rel, data)
 
     def edit_file(self, path: str, old: str, new: str) -> str:
         """Replace the one occurrence of `old` in a worktree file with `new`: copy `old` exactly, with
         enough lines around the change that it occurs once. A few lines, not the whole file."""
         self._open()
-        if not isinstance(old, str) or not isinstance(new, str):
-            raise ToolError("old and new must be strings: the exact text to replace, and its replacement")
+        path = self.path(path)
         if not old:
             raise ToolError("old is empty: give the exact text to replace; to add lines, put the line "
-                            "before them in old, and that line followed by the new lines in new")
+                            "before them in old, and that line followed by the new lines in new", "empty")
         data = self._guard(lambda: self.wt.read(path))
         if b"\0" in data[:8000]:
             raise ToolError(f"{path} is a binary file: edit_file changes text files only")
@@ -182,9 +211,9 @@ class Session:
         if count != 1:
             if count == 0:
                 raise ToolError(f"old does not occur in {path}; nothing was changed: read_file({path!r}) and "
-                                "copy the text exactly, whitespace and all")
+                                "copy the text exactly, whitespace and all", "edit")
             raise ToolError(f"old occurs {count} times in {path}; nothing was changed: include more of the "
-                            "lines around it, so that it occurs once")
+                            "lines around it, so that it occurs once", "edit")
         edited = data.replace(before, after, 1)
         self._guard(lambda: self.wt.write(path, edited))
         return f"Edited {path}: {_lines(before)} replaced by {_lines(after)}."
@@ -192,8 +221,9 @@ class Session:
     def delete_file(self, path: str) -> str:
         """Delete a file of the build worktree."""
         self._open()
-        self._guard(lambda: self.wt.delete(path))
-        return f"Deleted {path}."
+        rel = self.path(path)
+        self._guard(lambda: self.wt.delete(rel))
+        return f"Deleted {rel}."
 
     def run_build(self) -> str:
         """Run the configured build command on the worktree as it is now."""
@@ -206,10 +236,12 @@ class Session:
     def create_commit(self, message: str) -> str:
         """Commit the worktree as it is now. Ends this step."""
         self._open()
-        if not isinstance(message, str) or not message.strip():
-            raise ToolError("message is empty: give the commit message")
+        if not message.strip():
+            raise ToolError("message is empty: give the commit message", "empty")
         if self.wt.tree() == str(get_commit(self.wt.repo, self.parent).tree_id):
-            raise ToolError("nothing to commit: apply hunks or write files first")
+            raise ToolError("nothing to commit: the worktree equals the previous commit. Apply hunks "
+                            "(apply_hunks) or write files first; call stuck(summary) if this commit "
+                            "should have no changes", "empty")
         message = message.strip()
         if self.fix and not message.startswith("WIP:"):
             message = "WIP: " + message
@@ -220,11 +252,34 @@ class Session:
     def stuck(self, summary: str) -> str:
         """Give up on this step: say what a human must decide or fix. Ends this step."""
         self._open()
-        text = summary.strip() if isinstance(summary, str) else ""
-        self.outcome = Outcome("stuck", text or "the model called stuck without a summary")
+        self.outcome = Outcome("stuck", summary.strip() or "the model called stuck without a summary")
         return "Recorded. This step is done."
 
     # -- plumbing ------------------------------------------------------------
+
+    def _layout_warning(self, rel: str, data: bytes) -> str:
+        """Content that equals the source's version but for line endings or the final
+        newline passes builds and tests and is still wrong: say so."""
+        try:
+            source = bytes(get_blob(self.wt.repo, (get_tree(self.wt.repo, self.source_tree) / rel).id).data)
+        except (KeyError, TypeError, ValueError):   # not in the source, or not a file there
+            return ""
+        if data == source:
+            return ""
+        crlf = b"\r\n" in data and b"\r\n" not in source
+        if data.replace(b"\r\n", b"\n") == source.replace(b"\r\n", b"\n"):
+            ending = "CRLF (\\r\\n)" if crlf else "LF (\\n)"
+            want = "LF (\\n)" if crlf else "CRLF (\\r\\n)"
+            return (f"\nWarning: {rel} now differs from the source branch's version only in line endings: "
+                    f"you wrote {ending}, the source has {want}. Write it again with the source's line "
+                    "endings, or take the source's hunks with apply_hunks.")
+        if data.rstrip(b"\r\n") == source.rstrip(b"\r\n"):
+            has = source.endswith(b"\n")
+            return (f"\nWarning: {rel} now differs from the source branch's version only in the final newline: "
+                    + ("the source ends with a newline and yours does not" if has else
+                       "yours ends with a newline and the source does not")
+                    + ". Write it again exactly, or take the source's hunks with apply_hunks.")
+        return ""
 
     def _run(self, kind: CommandKind) -> str:
         if not self.verifier.configured(kind):
@@ -246,7 +301,7 @@ class Session:
         try:
             return fn()  # type: ignore[return-value]
         except PathRefused as exc:
-            raise ToolError(str(exc)) from None
+            raise ToolError(str(exc), "path") from None
 
     def tools(self) -> list[ToolDef]:
         """The llm Tool objects, named exactly as the contract says."""
@@ -261,14 +316,17 @@ class Session:
                 _SCHEMAS[fn.__name__] = (made.description, made.input_schema)
             description, schema = _SCHEMAS[fn.__name__]
             out.append(llm.Tool(name=fn.__name__, description=description, input_schema=schema,
-                                implementation=fn))
+                                implementation=_checked(fn.__name__, fn)))
         return out
 
     def after_call(self, tool: object, call: object, result: llm.ToolResult) -> None:
         if result.exception is None:
             self.streak = 0
             return
-        self._failed(result.name, result.output)
+        exc = result.exception
+        kind: ErrorKind = exc.kind if isinstance(exc, ToolError) else "path" if isinstance(exc, PathRefused) \
+            else "type" if isinstance(exc, TypeError) else "other"
+        self._failed(result.name, result.output, kind)
         # What the model reads back: the error, and after a streak, how to get out of it.
         result.output += self._steering()
 
@@ -278,11 +336,16 @@ class Session:
         if tool is None:
             name = getattr(call, "name", "?")
             text = f'there is no tool "{name}": the tools are {", ".join(TOOL_NAMES)}'
-            self._failed(name, text)
+            self._failed(name, text, "tool")
             raise llm.CancelToolCall(text + self._steering())
 
-    def _failed(self, name: str, text: str) -> None:
+    def turn_failed(self, what: str, text: str, kind: ErrorKind = "other") -> None:
+        """A turn that ended without a tool call counts against the error budget."""
+        self._failed(what, text, kind)
+
+    def _failed(self, name: str, text: str, kind: ErrorKind) -> None:
         self.errors.append(f"{name}: {text}")
+        self.kinds.append(kind)
         self.streak += 1
         if len(self.errors) >= MAX_TOOL_ERRORS and self.outcome is None:
             self.outcome = Outcome(
@@ -294,9 +357,19 @@ class Session:
             return "\nThis step has ended as stuck: too many failed tool calls."
         if self.streak < STEER_STREAK:
             return ""
-        return (f"\nSteering: {self.streak} calls in a row failed; {MAX_TOOL_ERRORS - len(self.errors)} more "
-                "failures end this step as stuck. Take ids only from read_diff or the prompt's index, "
-                "paths relative to the repository root; call stuck(summary) if you cannot go on.")
+        return (f"\nSteering: {self.streak} calls in a row failed; {self.budget_left()} more "
+                f"failures end this step as stuck. {steering.advice(self.kinds[-self.streak:])}")
+
+
+def _checked(name: str, fn: Callable[..., object]) -> Callable[..., object]:
+    """fn called with arguments as models send them: checked, coerced, and the way
+    they were read said in the answer."""
+    def call(**given: Any) -> object:
+        args, notes = bind(name, fn, given)
+        answer = fn(**args)
+        return (" ".join(notes) + " " + answer) if notes and isinstance(answer, str) else answer
+    call.__name__ = name
+    return call
 
 
 _SCHEMAS: dict[str, tuple[str | None, dict[str, Any]]] = {}
@@ -316,7 +389,6 @@ def occurrences(data: bytes, part: str | bytes) -> int:
 def _lines(text: bytes) -> str:
     n = text.count(b"\n") + (0 if not text or text.endswith(b"\n") else 1)
     return f"{n} line{'s' if n != 1 else ''}"
-_ID_SPLIT = re.compile(r"[\s,]+")
 
 
 def _id_hints(unknown: list[str], remaining: list[hunks.Hunk]) -> str:
@@ -331,19 +403,3 @@ def _id_hints(unknown: list[str], remaining: list[hunks.Hunk]) -> str:
         elif len(near) == 1:
             hints.append(f"{bad} looks cut short: did you mean {near[0]}?")
     return ("; ".join(hints) + ". ") if hints else ""
-
-
-def _as_ids(value: object) -> list[str]:
-    """Accept a list of ids, or the forgiving forms models produce (a string of ids)."""
-    if isinstance(value, str):
-        items: list[object] = [v for v in _ID_SPLIT.split(value) if v]
-    elif isinstance(value, (list, tuple)):
-        items = list(value)
-    else:
-        raise ToolError("hunk_ids must be a list of hunk id strings")
-    out = []
-    for item in items:
-        if not isinstance(item, str):
-            raise ToolError("hunk_ids must be a list of hunk id strings")
-        out.append(item.strip().strip("[]").lower())
-    return [i for i in out if i]

@@ -217,7 +217,7 @@ def test_bad_tool_calls_get_a_diagnosis_and_the_model_recovers(tmp_path, flaky, 
     # The one steering message after the empty turn carries the diagnosis of the failed calls.
     steer = [json.loads(line) for line in users.read_text().splitlines()
              if "You ended your turn without calling create_commit" in line]
-    assert steer and "3 of your tool calls in this step failed (at most 12 may); the last ones:" in steer[0]
+    assert steer and "3 of your tool calls and turns in this step failed (at most 12 may); the last ones:" in steer[0]
     assert "write_file: Error: ../outside.py: '..' is refused" in steer[0]
     assert repo.log("main..feature-clean")[-1] == "app: use two()"
 

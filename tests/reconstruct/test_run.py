@@ -121,17 +121,20 @@ def test_stuck_then_resolve_then_resume(project, scripted):
     assert project.tree("feature-clean") == project.tree("feature")
 
 
-def test_turn_without_commit_gets_one_steering_message(project, scripted):
+def test_a_model_that_keeps_talking_is_steered_every_turn_then_stuck(project, scripted):
     log = scripted({"1/extract": [turn(call("read_diff")), turn(text="I think this looks fine."),
+                                  turn(text="Yes, it is util.py."),
                                   turn(call("apply_hunks", hunk_ids="$ids:util.py")),
                                   turn(call("create_commit", message="x"))],
                     "2/extract": [turn(text="hmm"), turn(text="still thinking")]})
     res = retcon(project, "run", "-m", "scripted")
     assert res.code == 3
-    assert "ended its turn without create_commit or stuck" in res.err and "still thinking" in res.err
+    assert "ended its turn without create_commit or stuck (12 failed calls and turns" in res.err
+    assert "its last words: I have nothing more to do." in res.err
     assert len(project.log("main..feature-clean")) == 1
     entries = [json.loads(ln) for ln in log.read_text().splitlines()]
-    assert [e["turn"] for e in entries if e["keys"] == ["2/extract/1"]] == [0, 1]
+    # Steered after every turn, until the step's error budget of 12 was spent.
+    assert [e["turn"] for e in entries if e["keys"] == ["2/extract/1"]] == list(range(12))
 
 
 def test_last_commit_must_reach_the_source_tree(project, scripted):

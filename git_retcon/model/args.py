@@ -1,0 +1,149 @@
+"""Tool arguments as models really send them, checked against the tool's parameters.
+
+A wrong type names the parameter and the type wanted; a list given as a JSON string
+or as a comma-separated string is accepted; a parameter under a near name is read as
+the one it must mean when that is unambiguous (and the answer says so). Every refusal
+is a ToolError whose text tells the model what to send instead.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import typing
+from collections.abc import Callable
+from typing import Any
+
+ErrorKind = typing.Literal["type", "id", "path", "tool", "turn", "empty", "edit", "state", "other"]
+
+
+class ToolError(Exception):
+    """A refused tool call; the text is what the model reads, `kind` picks the steering."""
+
+    def __init__(self, text: str, kind: ErrorKind = "other"):
+        super().__init__(text)
+        self.kind: ErrorKind = kind
+
+
+# What each parameter holds, in the words an error uses.
+MEANING = {
+    "path": "a path relative to the repository root, e.g. 'src/app.py'",
+    "page": "a page number, from 1",
+    "hunk_ids": "hunk ids from read_diff",
+    "content": "the whole text of the file",
+    "message": "the commit message",
+    "summary": "what a human must decide or fix",
+    "old": "the exact text to replace",
+    "new": "the text to put in its place",
+}
+_JSON_TYPE = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array",
+              tuple: "array", dict: "object", type(None): "null"}
+_SPLIT = re.compile(r"[\s,;]+")
+_WRAPPERS = ("arguments", "args", "input", "parameters", "params", "kwargs")
+
+
+def json_type(value: object) -> str:
+    return _JSON_TYPE.get(type(value), type(value).__name__)
+
+
+def wanted(hint: object) -> str:
+    if typing.get_origin(hint) is list:
+        return "array of strings"
+    return _JSON_TYPE.get(hint, str(hint)) if isinstance(hint, type) else str(hint)
+
+
+def signature(name: str, fn: Callable[..., object]) -> str:
+    """`write_file(path: string, content: string)`, for answers."""
+    hints = typing.get_type_hints(fn)
+    params = inspect.signature(fn).parameters
+    return f"{name}(" + ", ".join(f"{p}: {wanted(hints.get(p, str))}" for p in params) + ")"
+
+
+def bind(name: str, fn: Callable[..., object], given: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The keyword arguments to call fn with, and notes on how they were read."""
+    hints = typing.get_type_hints(fn)
+    params = inspect.signature(fn).parameters
+    notes: list[str] = []
+    given = dict(given)
+    # {"arguments": {...}}: the call's arguments wrapped once more.
+    if len(given) == 1:
+        (key, value), = given.items()
+        if key not in params and key in _WRAPPERS and isinstance(value, dict) and set(value) <= set(params):
+            given = dict(value)
+    unknown = [k for k in given if k not in params]
+    missing = [p for p, spec in params.items() if p not in given and spec.default is inspect.Parameter.empty]
+    if unknown:
+        if len(unknown) == 1 and len(missing) == 1:
+            notes.append(f"(read '{unknown[0]}' as '{missing[0]}')")
+            given[missing[0]] = given.pop(unknown[0])
+            missing = []
+        elif len(unknown) == 1 and not missing and len(params) == 1 and not given.keys() & params.keys():
+            only = next(iter(params))
+            notes.append(f"(read '{unknown[0]}' as '{only}')")
+            given[only] = given.pop(unknown[0])
+        else:
+            raise ToolError(f"{name} has no parameter {', '.join(repr(u) for u in unknown)}: call "
+                            f"{signature(name, fn)}", "type")
+    # null for an optional parameter means its default.
+    for p, spec in params.items():
+        if given.get(p, 0) is None and spec.default is not inspect.Parameter.empty:
+            del given[p]
+    missing = [p for p, spec in params.items() if p not in given and spec.default is inspect.Parameter.empty]
+    if missing:
+        raise ToolError(f"{name} needs {', '.join(missing)}: call {signature(name, fn)}"
+                        f" ({missing[0]}: {MEANING.get(missing[0], wanted(hints.get(missing[0], str)))})", "type")
+    return {p: coerce(name, p, hints.get(p, str), v) for p, v in given.items()}, notes
+
+
+def coerce(tool: str, param: str, hint: object, value: object) -> object:
+    """value as the type the parameter wants, or a ToolError naming both."""
+    def refuse(extra: str = "") -> ToolError:
+        shown = json.dumps(value, default=str)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        return ToolError(f"{tool}: {param} must be {_a(wanted(hint))} ({MEANING.get(param, param)}), "
+                         f"not {_a(json_type(value))}: {shown}{extra}", "type")
+
+    if hint is str:
+        if isinstance(value, str):
+            return value
+        raise refuse()
+    if hint is int:
+        if isinstance(value, bool):
+            raise refuse()
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and value.strip().isdigit():
+            return int(value.strip())
+        raise refuse()
+    if typing.get_origin(hint) is list:
+        return as_list(tool, param, value, refuse)
+    return value
+
+
+def as_list(tool: str, param: str, value: object, refuse: Callable[[], ToolError]) -> list[str]:
+    """A list of strings from a list, a JSON list in a string, or a comma-separated string."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                value = [v.strip("'\"") for v in _SPLIT.split(text.strip("[]")) if v.strip("'\"")]
+        else:
+            value = [v.strip("'\"") for v in _SPLIT.split(text) if v.strip("'\"")]
+    if not isinstance(value, (list, tuple)):
+        raise refuse()
+    out = []
+    for item in value:
+        if not isinstance(item, str):
+            shown = json.dumps(item, default=str)[:40]
+            raise ToolError(f"{tool}: {param} must be an array of strings ({MEANING.get(param, param)}); "
+                            f"one item is {_a(json_type(item))}: {shown}", "type")
+        out.append(item)
+    return out
+
+
+def _a(word: str) -> str:
+    return ("an " if word[:1] in "aeiou" else "a ") + word

@@ -39,6 +39,12 @@ class Live:
     def output(self, line: str) -> None:
         self.last = line.strip()
 
+    def say(self, line: str, err: bool = False) -> None:
+        """A permanent line above the live one, which is redrawn on the next tick."""
+        with self._lock:
+            self._clear()
+            click.echo(line, err=err)
+
     def stop(self) -> float:
         """Stop redrawing and clear the line; returns the seconds elapsed."""
         self._stop.set()
@@ -83,6 +89,7 @@ class UI:
         # A live line needs a terminal that honours a carriage return.
         self.animate = tty and not quiet and os.environ.get("TERM") != "dumb"
         self._live: Live | None = None
+        self._wait: Live | None = None
         self._label = ""
 
     def _style(self, text: str, **kw: object) -> str:
@@ -91,13 +98,19 @@ class UI:
     def _dim(self, text: str) -> str:
         return self._style(text, dim=True)
 
+    def _echo(self, text: str, err: bool = False) -> None:
+        if self._wait is not None:
+            self._wait.say(text, err)
+        else:
+            click.echo(text, err=err)
+
     def line(self, text: str = "") -> None:
         if not self.quiet:
-            click.echo(text)
+            self._echo(text)
 
     def detail(self, text: str) -> None:
         if self.verbose and not self.quiet:
-            click.echo(self._dim(text))
+            self._echo(self._dim(text))
 
     def command(self, text: str) -> None:
         """A command as the user would type it, before its output."""
@@ -132,22 +145,28 @@ class UI:
             click.echo(verdict)
 
     @contextmanager
-    def waiting(self, text: str) -> Iterator[None]:
-        """A live elapsed-time line while a silent step runs, if it runs long enough
-        to be noticed; nothing is left behind, and nothing at all off a terminal."""
-        live = Live(text, self._dim, delay=QUIET_STEP) if self.animate and self._live is None else None
+    def waiting(self, text: str) -> Iterator[Callable[[str], None]]:
+        """A live elapsed-time line while a silent step runs (a wait on a model, a diff),
+        if it runs long enough to be noticed; nothing is left behind, and nothing at all
+        off a terminal. Lines printed meanwhile go above it; the function yielded sets
+        the live line's tail (e.g. the retry under way)."""
+        nested = self._live is not None or self._wait is not None
+        live = Live(text, self._dim, delay=QUIET_STEP) if self.animate and not nested else None
+        if live is not None:
+            self._wait = live
         try:
-            yield
+            yield live.output if live is not None else (lambda _: None)
         finally:
             if live is not None:
+                self._wait = None
                 live.stop()
 
     def good(self, text: str) -> None:
         if not self.quiet:
-            click.echo(self._style(text, fg="green"))
+            self._echo(self._style(text, fg="green"))
 
     def bad(self, text: str) -> None:
-        click.echo(self._style(text, fg="red", bold=True), err=self.quiet)
+        self._echo(self._style(text, fg="red", bold=True), err=self.quiet)
 
     def heading(self, text: str) -> None:
         if not self.quiet:

@@ -10,6 +10,7 @@ from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import ref_target
 from git_retcon.state import spec as specmod
 from git_retcon.state import spectoml
+from git_retcon.ui import UI
 
 
 @cli.command()
@@ -69,8 +70,10 @@ def plan(source: str | None, remote: str | None, cleaned: str | None, from_file:
             if ref_target(repo, f"refs/retcon/{name}") is not None and not force:
                 raise RetconError(f"a spec named '{name}' exists: replace it with --force, "
                                   f"or change it with `git retcon spec edit {name}`")
-            proposal = planmod.propose_with_model(repo, model, src, rem, name, instructions or "",
-                                                  max_commits, budget, jobs, click.echo)
+            ui = UI()
+            with ui.waiting(f"Waiting for {model or 'the model'}"):   # elapsed time on a terminal
+                proposal = planmod.propose_with_model(repo, model, src, rem, name, instructions or "",
+                                                      max_commits, budget, jobs, ui.line)
             spec = proposal.spec
             model = proposal.keep_model
     spec.build = build or spec.build

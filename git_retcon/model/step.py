@@ -6,17 +6,11 @@ message (a tool call written as text is answered "not executed"), carrying the
 diagnosis of the step's failed tool calls; each such turn counts against the
 step's error budget, and past it the step counts as stuck with the model's last words.
 
-Transient backend errors (rate limits, 5xx, timeouts, dropped connections) are
-recognised by class names and status codes, so no backend package is imported;
-the step is retried from its start with exponential backoff and jitter, a
-bounded number of times, then ends as ModelUnavailable.
+Backend errors are retried from the step's start by model/retry.py's policy,
+the one plan's questions use too.
 """
 from __future__ import annotations
 
-import os
-import random
-import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -24,38 +18,18 @@ from string import Template
 
 import llm
 
-from git_retcon.errors import RetconError
 from git_retcon.model import steering
+from git_retcon.model.retry import ModelUnavailable as ModelUnavailable  # what the loop catches
+from git_retcon.model.retry import Retry
 from git_retcon.model.textcalls import written_calls
 from git_retcon.model.tools import TOOL_NAMES, Outcome, Session
 
 DEFAULT_CHAIN_LIMIT = 40
-MODEL_ATTEMPTS = 6          # tries of one step when the backend keeps failing transiently
-RETRY_DELAY = 2.0           # seconds before the first retry, doubled each time ($RETCON_RETRY_DELAY)
-MAX_DELAY = 60.0
-
-# Exception classes of common backends (openai, anthropic, httpx, requests, aiohttp,
-# google-api-core, ...) and the builtins, by name: any class in the MRO may match.
-_TRANSIENT_NAMES = frozenset({
-    "RateLimitError", "APITimeoutError", "APIConnectionError", "InternalServerError", "OverloadedError",
-    "ServiceUnavailableError", "ServiceUnavailable", "TooManyRequests", "ResourceExhausted",
-    "DeadlineExceeded", "GatewayTimeout", "BadGateway", "Timeout", "TimeoutException", "ConnectTimeout",
-    "ReadTimeout", "WriteTimeout", "PoolTimeout", "ConnectError", "ReadError", "WriteError",
-    "RemoteProtocolError", "NetworkError", "ServerDisconnectedError", "ClientConnectionError",
-    "ChunkedEncodingError", "IncompleteRead", "ConnectionError", "TimeoutError",
-})
-_TRANSIENT_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504, 520, 521, 522, 524, 529})
-_TRANSIENT_WORDS = re.compile(r"rate.?limit|overloaded|timed? ?out|temporar|unavailable|try again|"
-                              r"connection (?:reset|refused|aborted|error)|\b(?:429|5\d\d)\b", re.I)
 
 
 def template(name: str) -> Template:
     """A prompt template shipped in the wheel (prompts/, as git_retcon.prompts)."""
     return Template(resources.files("git_retcon.prompts").joinpath(name).read_text("utf-8"))
-
-
-class ModelUnavailable(RetconError):
-    """The backend failed transiently on every try: the step was not done."""
 
 
 @dataclass
@@ -67,73 +41,18 @@ class StepResult:
     retries: int = 0
 
 
-def _status(exc: BaseException) -> int | None:
-    for holder in (exc, getattr(exc, "response", None)):
-        for attr in ("status_code", "status", "code", "http_status"):
-            value = getattr(holder, attr, None)
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
-    return None
-
-
-def transient(exc: BaseException) -> bool:
-    """Worth retrying: a rate limit, a 5xx, a timeout or a dropped connection."""
-    seen: set[int] = set()
-    cur: BaseException | None = exc
-    while cur is not None and id(cur) not in seen:   # also what it was raised from
-        seen.add(id(cur))
-        if {t.__name__ for t in type(cur).__mro__} & _TRANSIENT_NAMES:
-            return True
-        if _status(cur) in _TRANSIENT_STATUS:
-            return True
-        if isinstance(cur, llm.ModelError) and not isinstance(cur, llm.NeedsKeyException) \
-                and _TRANSIENT_WORDS.search(str(cur)):
-            return True
-        cur = cur.__cause__ or cur.__context__
-    return False
-
-
-def describe(exc: BaseException) -> str:
-    detail = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {detail[0][:300] if detail else 'no message'}"
-
-
-def retry_delay() -> float:
-    try:
-        return max(float(os.environ.get("RETCON_RETRY_DELAY", RETRY_DELAY)), 0.0)
-    except ValueError:
-        return RETRY_DELAY
-
-
 def run_step(model: llm.Model, system: str, prompt: str, steer: str, session: Session,
              chain_limit: int = DEFAULT_CHAIN_LIMIT, over_budget: Callable[[int], bool] | None = None,
              on_retry: Callable[[str, int, float], None] | None = None) -> StepResult:
     """over_budget(tokens this step) says when to stop for the token budget;
     on_retry(error, attempt, seconds) is told before each backoff sleep."""
     result = StepResult(Outcome("stuck", ""))
-    base = retry_delay()
-    for attempt in range(1, MODEL_ATTEMPTS + 1):
-        try:
-            return _converse(model, system, prompt, steer, session, chain_limit, result, over_budget)
-        except RetconError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a backend's own errors (HTTP, rate limits, ...)
-            if not transient(exc):
-                raise RetconError(
-                    f"model '{model.model_id}' failed: {describe(exc)}: nothing was recorded for this step; "
-                    "run again") from None
-            if attempt == MODEL_ATTEMPTS:
-                raise ModelUnavailable(
-                    f"model '{model.model_id}' kept failing ({MODEL_ATTEMPTS} tries with backoff); "
-                    f"last error: {describe(exc)}") from None
-            wait = min(base * 2 ** (attempt - 1), MAX_DELAY)
-            wait = random.uniform(wait / 2, wait)   # jitter: parallel runs do not retry in step
-            if on_retry is not None:
-                on_retry(describe(exc), attempt, wait)
-            time.sleep(wait)
-            result.retries += 1
-            session.restart()
-    raise AssertionError("unreachable")
+    retry = Retry(model.model_id, "nothing was recorded for this step", on_retry=on_retry)
+    try:
+        return retry.call(lambda: _converse(model, system, prompt, steer, session, chain_limit, result, over_budget),
+                          restart=session.restart)
+    finally:
+        result.retries = retry.retries
 
 
 def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: Session,
@@ -175,9 +94,6 @@ def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: S
                 session.outcome = Outcome(
                     "stuck", f"the model used {chain_limit} responses without finishing the step"
                     + (f"; its last words: {last_words[:500]}" if last_words else ""))
-        except llm.NeedsKeyException as exc:
-            raise RetconError(f"model '{model.model_id}' needs an API key ({exc}): "
-                              "set one with `llm keys set ...`") from None
         if session.outcome is not None:
             result.outcome = session.outcome
             return result

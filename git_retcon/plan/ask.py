@@ -3,14 +3,14 @@
 Three routes, the best the model has: llm's schemas, else a tool call (the tool
 `propose_plan` is never run; its arguments are the answer), else JSON in text.
 Each answer is parsed and checked by plain code; what is wrong is appended to the
-next attempt as steering. Transient backend errors are retried with exponential backoff.
+next attempt as steering. Backend errors are retried by model/retry.py's policy, the one
+run's steps use: transient ones with backoff (each retry said through `say`), a backend
+that cannot be reached fails at once with its cause.
 """
 from __future__ import annotations
 
 import json
-import random
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from string import Template
@@ -19,7 +19,7 @@ from typing import Any
 import llm
 
 from git_retcon.errors import RetconError
-from git_retcon.model.step import describe, transient
+from git_retcon.model.retry import MODEL_ATTEMPTS, Retry, retry_delay, retry_line
 from git_retcon.plan.answers import Checked, Invalid, parse_answer, schema, shape
 
 TOOL_NAME = "propose_plan"
@@ -33,8 +33,8 @@ class Limits:
     chars_per_token: float = 3.0      # code and hex ids: ~3 characters a token
     jobs: int = 4                     # chunk prompts in flight at once
     attempts: int = 3                 # one answer plus two repair rounds
-    retries: int = 6                  # per call, on rate limits
-    backoff: float = 2.0              # seconds before the first retry, doubled each time
+    retries: int = MODEL_ATTEMPTS - 1  # per call, on rate limits and other transient errors
+    backoff: float = field(default_factory=retry_delay)  # seconds before the first retry, doubled each time
 
     @property
     def answer_tokens(self) -> int:
@@ -82,8 +82,10 @@ HOW = {
 class Asker:
     """One structured question at a time, thread-safe: schema, tool call, or JSON in text."""
 
-    def __init__(self, model: llm.Model, limits: Limits, tally: Tally, system: str, repair: Template):
+    def __init__(self, model: llm.Model, limits: Limits, tally: Tally, system: str, repair: Template,
+                 say: Callable[[str], None] | None = None):
         self.model = model
+        self.say = say
         self.limits = limits
         self.tally = tally
         self.system = system
@@ -151,35 +153,25 @@ class Asker:
         chars = len(self.system) + len(prompt) + overhead
         if chars > self.limits.prompt_chars:  # chunking guarantees this never happens
             raise RetconError(f"internal: a plan prompt of {chars} characters exceeds the budget")
-        delay = self.limits.backoff
-        for retry in range(self.limits.retries + 1):
-            try:
-                if self.mode == "schema":
-                    response = self.model.prompt(prompt, system=self.system, schema=answer_schema)
-                    answer: Any = response.text()
-                elif self.mode == "tool":
-                    tool = llm.Tool(name=TOOL_NAME, description="Submit the answer.", input_schema=answer_schema,
-                                    implementation=lambda **kw: "ok")
-                    response = self.model.prompt(prompt, system=self.system, tools=[tool])
-                    text = response.text()
-                    calls = [c for c in response.tool_calls() if c.name == TOOL_NAME]
-                    answer = calls[0].arguments if calls else text
-                else:
-                    response = self.model.prompt(prompt, system=self.system)
-                    answer = response.text()
-                self.tally.add(chars, response.usage())
-                return answer
-            except llm.NeedsKeyException as exc:
-                raise RetconError(f"model '{self.model.model_id}' needs an API key ({exc}): "
-                                  "set one with `llm keys set ...`") from None
-            except RetconError:
-                raise
-            except Exception as exc:  # a backend's own errors (HTTP, rate limits, ...)
-                # The same judgement as run's steps: rate limits, 5xx, timeouts, dropped connections.
-                if transient(exc) and retry < self.limits.retries:
-                    time.sleep(delay * (1 + random.random() / 4))
-                    delay *= 2
-                    continue
-                raise RetconError(
-                    f"model '{self.model.model_id}' failed: {describe(exc)}: nothing was saved; run again") from None
-        raise AssertionError("unreachable")
+        def once() -> Any:
+            if self.mode == "schema":
+                response = self.model.prompt(prompt, system=self.system, schema=answer_schema)
+                answer: Any = response.text()
+            elif self.mode == "tool":
+                tool = llm.Tool(name=TOOL_NAME, description="Submit the answer.", input_schema=answer_schema,
+                                implementation=lambda **kw: "ok")
+                response = self.model.prompt(prompt, system=self.system, tools=[tool])
+                text = response.text()
+                calls = [c for c in response.tool_calls() if c.name == TOOL_NAME]
+                answer = calls[0].arguments if calls else text
+            else:
+                response = self.model.prompt(prompt, system=self.system)
+                answer = response.text()
+            self.tally.add(chars, response.usage())
+            return answer
+
+        say = self.say
+        retry = Retry(self.model.model_id, "nothing was saved", attempts=self.limits.retries + 1,
+                      base=self.limits.backoff,
+                      on_retry=(lambda e, a, s: say(retry_line(e, a, s))) if say is not None else None)
+        return retry.call(once)

@@ -91,7 +91,7 @@ class Planner:
         self.say = say
         self.tally = Tally()
         self.asker = Asker(model, limits, self.tally, template("plan-system.md").template,
-                           template("plan-repair.md"))
+                           template("plan-repair.md"), say)
         self.lock = threading.Lock()
         self.gids = 0
         self.leftover_ids: list[str] = []

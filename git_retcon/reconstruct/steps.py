@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 
 from git_retcon import diff as hunks
+from git_retcon.model.retry import retry_line
 from git_retcon.model.step import ModelUnavailable, run_step, template
 from git_retcon.model.tools import Outcome, Session
 from git_retcon.reconstruct import record
@@ -68,9 +69,12 @@ def step(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> Outco
     if run.opts.max_tokens is not None and tally.tokens >= run.opts.max_tokens:
         w.stop_budget()
     try:
-        res = run_step(w.model, template("system.md").template, template(prompt_file).substitute(values),
-                       template("steer.md").substitute(values), s, run.opts.chain_limit,
-                       over_budget=_over_budget(run.opts.max_tokens, tally.tokens), on_retry=_retrying(w))
+        # Every wait on the model shows its elapsed time, and the retry under way, on the live line.
+        with run.ui.waiting(f"Waiting for {w.model.model_id}") as tail:
+            res = run_step(w.model, template("system.md").template, template(prompt_file).substitute(values),
+                           template("steer.md").substitute(values), s, run.opts.chain_limit,
+                           over_budget=_over_budget(run.opts.max_tokens, tally.tokens),
+                           on_retry=_retrying(w, tail))
     except ModelUnavailable as exc:
         w.stop_stuck(f"{exc}. Nothing of this step was recorded; the state is saved. "
                      "When the backend works again, resolve (e.g. -m \"retry\") and run again.")
@@ -89,7 +93,8 @@ def _over_budget(limit: int | None, before: int) -> Callable[[int], bool] | None
     return None if limit is None else (lambda spent: before + spent >= limit)
 
 
-def _retrying(w: Work) -> Callable[[str, int, float], None]:
+def _retrying(w: Work, tail: Callable[[str], None]) -> Callable[[str, int, float], None]:
     def say(error: str, attempt: int, seconds: float) -> None:
-        w.run.ui.line(f"Model error ({error}); retrying in {seconds:.1f}s (try {attempt + 1})")
+        w.run.ui.line(retry_line(error, attempt, seconds))
+        tail(f"retry {attempt + 1} in {seconds:.1f}s after {error.split(':')[0]}")
     return say

@@ -270,7 +270,7 @@ def test_a_backend_that_stays_down_stops_as_stuck_with_the_state_saved(tmp_path,
 
 
 def test_an_error_that_is_not_transient_is_not_retried(tmp_path, flaky, monkeypatch):
-    from git_retcon.model.step import transient
+    from git_retcon.model.retry import transient
 
     class BadRequestError(Exception):
         status_code = 400

@@ -44,15 +44,21 @@ def commit_rows(store: Store, stored: Stored) -> list[dict[str, Any]]:
     rows = []
     for i, c in enumerate(stored.spec.commits):
         tokens = {"input": 0, "output": 0}
+        invented: notes.Invented = {"count": 0, "lines": []}
         for sha in c.created:
-            t = notes.commit_tokens(store, sha)
+            note = notes.read_commit(store, sha)
+            t = notes.tokens_of(note)
             tokens["input"] += t["input"]
             tokens["output"] += t["output"]
+            drift = notes.invented_of(note)
+            invented["count"] += drift["count"]
+            invented["lines"] += drift["lines"]
         result = tree_result(store, c.created[-1]) if c.created else None
         rows.append({
             "index": i + 1, "message": c.summary, "state": c.state, "commits": c.created,
             "wip": max(len(c.created) - 1, 0), "tokens": tokens,
             "build": result[0] if result else None, "test": result[1] if result else None,
+            "invented": invented,
         })
     return rows
 

@@ -40,6 +40,10 @@ def status(name: str | None, as_json: bool) -> None:
         tok = r["tokens"]["input"] + r["tokens"]["output"]
         click.echo(f"{r['index']:>3}  {r['state']:<11} {len(r['commits']):>7} {r['wip']:>3}  "
                    f"{r['build'] or '-':<7} {r['test'] or '-':<7} {tok:>9}  {r['message']}")
+    for r in rows:
+        if r["invented"]["count"]:   # lines a model wrote that neither the base nor the source has
+            click.echo(f"Commit {r['index']}: {r['invented']['count']} invented lines (in neither the base nor "
+                       f"the source): " + "; ".join(r["invented"]["lines"][:3]))
     if runs:
         t = cost.total(runs)
         click.echo(f"Tokens: {t['input']} in, {t['output']} out, {t['calls']} model calls in {len(runs)} "

@@ -18,8 +18,10 @@ from git_retcon import diff as hunks
 from git_retcon.git.plumbing import get_blob, get_commit, get_tree
 from git_retcon.model import steering
 from git_retcon.model.args import ErrorKind, ToolError, bind
+from git_retcon.model.invented import invented
 from git_retcon.sandbox.runner import Verifier
 from git_retcon.sandbox.worktree import PathRefused, Worktree
+from git_retcon.state import notes
 from git_retcon.state.notes import CommandKind
 
 if TYPE_CHECKING:
@@ -48,7 +50,9 @@ class Session:
     parent: str                                   # the commit a new commit goes on
     verifier: Verifier
     fix: bool                                     # WIP: prefix for commits
-    on_commit: Callable[[str], str]               # message -> created sha
+    on_commit: Callable[[str, notes.Invented], str]   # (message, invented lines) -> created sha
+    default_message: str = ""                     # an empty message means this (a fix: the failure's summary)
+    base_tree: str | None = None                  # the merge base's tree, for the invented-lines count
     outcome: Outcome | None = None
     errors: list[str] = field(default_factory=list)
     kinds: list[ErrorKind] = field(default_factory=list)   # what went wrong, for the steering
@@ -233,21 +237,23 @@ class Session:
         """Run the configured test command on the worktree as it is now."""
         return self._run("test")
 
-    def create_commit(self, message: str) -> str:
-        """Commit the worktree as it is now. Ends this step."""
+    def create_commit(self, message: str = "") -> str:
+        """Commit the worktree as it is now. Ends this step. An empty message means the
+        spec's message (or, for a fix, `WIP: ` and the failure's summary)."""
         self._open()
-        if not message.strip():
-            raise ToolError("message is empty: give the commit message", "empty")
-        if self.wt.tree() == str(get_commit(self.wt.repo, self.parent).tree_id):
+        parent_tree = str(get_commit(self.wt.repo, self.parent).tree_id)
+        tree = self.wt.tree()
+        if tree == parent_tree:
             raise ToolError("nothing to commit: the worktree equals the previous commit. Apply hunks "
                             "(apply_hunks) or write files first; call stuck(summary) if this commit "
                             "should have no changes", "empty")
-        message = message.strip()
+        message = message.strip() or self.default_message.strip()
         if self.fix and not message.startswith("WIP:"):
-            message = "WIP: " + message
-        sha = self.on_commit(message)
+            message = "WIP: " + (message or "fix")
+        drift = invented(self.wt.repo, parent_tree, tree, self.base_tree, self.source_tree)
+        sha = self.on_commit(message, drift.note())
         self.outcome = Outcome("commit", message, sha)
-        return f"Created commit {sha[:12]}. This step is done."
+        return f"Created commit {sha[:12]}. This step is done." + drift.answer()
 
     def stuck(self, summary: str) -> str:
         """Give up on this step: say what a human must decide or fix. Ends this step."""

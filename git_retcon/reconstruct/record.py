@@ -82,7 +82,8 @@ def adopt(run: Run, stored: Stored, br: Branches, tip: str) -> None:
         run.store.update(stored, f"adopt {short(sha)} into commit {k + 1}")
 
 
-def create_commit(w: Work, message: str, fix: bool, parent: str, brief: Brief | None = None) -> str:
+def create_commit(w: Work, message: str, fix: bool, parent: str, brief: Brief | None = None,
+                  invented: notes.Invented | None = None) -> str:
     """Commit the worktree on parent as logical commit k's next commit, and record it.
     A fix's brief goes into the WIP commit's note: why it was made, for squash and for humans."""
     c = w.commit
@@ -96,6 +97,8 @@ def create_commit(w: Work, message: str, fix: bool, parent: str, brief: Brief | 
     if brief is not None:
         note["diagnosis"] = brief.text
         note["rework"] = brief.record
+    if invented is not None:
+        note["invented"] = invented
     notes.write_commit(w.run.store, sha, note)
     move_branch(w.run.repo, w.spec.cleaned, sha, parent, message.splitlines()[0])
     failpoint("after-branch-ref")

@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 
 from git_retcon import diff as hunks
+from git_retcon.git.plumbing import get_commit
 from git_retcon.model.retry import retry_line
 from git_retcon.model.step import ModelUnavailable, run_step, template
 from git_retcon.model.tools import Outcome, Session
@@ -25,7 +26,10 @@ def session(w: Work, fix: bool, parent: str, brief: Brief | None = None) -> Sess
         w.run.remaining = hunks.RemainingDiff(w.run.repo, w.br.source_tree)
     return Session(
         wt=w.wt, source_tree=w.br.source_tree, parent=parent, verifier=w.verifier, diff=w.run.remaining,
-        fix=fix, on_commit=lambda message: record.create_commit(w, message, fix, parent, brief),
+        fix=fix, on_commit=lambda message, invented: record.create_commit(w, message, fix, parent, brief, invented),
+        # create_commit("") in a fix makes `WIP: <the failure's one-line summary>`
+        default_message=brief.text.splitlines()[0] if brief is not None and brief.text else "",
+        base_tree=str(get_commit(w.run.repo, w.br.base).tree_id),
     )
 
 

@@ -62,6 +62,13 @@ Squashed = TypedDict("Squashed", {
 })
 
 
+class Invented(TypedDict):
+    """Added lines in neither the base nor the source (a model wrote them)."""
+
+    count: int
+    lines: list[str]                  # the first few, as "path: +text"
+
+
 class _CommitNoteKeys(TypedDict):
     spec: str
     index: int                        # 1-based logical commit
@@ -81,6 +88,7 @@ class CommitNote(_CommitNoteKeys, total=False):
     rework: dict[str, object]         # the brief as data (locations, candidates, ...)
     squashed: Squashed                # a squash that folded WIP commits
     rewritten_from: str               # a squash that only re-parented this commit
+    invented: Invented                # lines in neither the base nor the source, counted at create_commit
 
 
 class Spent(TypedDict):
@@ -148,6 +156,12 @@ def tokens_of(note: CommitNote | None) -> Tokens:
 
 def commit_tokens(store: Store, sha: str) -> Tokens:
     return tokens_of(read_commit(store, sha))
+
+
+def invented_of(note: CommitNote | None) -> Invented:
+    """The invented lines a commit's note holds (none when it has none)."""
+    drift = cast("dict[str, Any]", note.get("invented") or {}) if note else {}
+    return {"count": int(drift.get("count", 0) or 0), "lines": [str(x) for x in drift.get("lines") or []]}
 
 
 def made_by(store: Store, sha: str, spec: str) -> bool:

@@ -1,0 +1,66 @@
+"""create_commit: an empty message, and the lines a model invented (in neither the base
+nor the source), named in the answer, kept in the note, shown by status."""
+from __future__ import annotations
+
+import json
+
+from testing.fixcase import BRIEF_IDS, make
+from testing.flow import call, retcon, take, turn
+from tests.model.test_answers import UTIL, small
+
+
+def note(repo, rev):
+    return json.loads(repo.git("notes", "--ref=refs/notes/retcon", "show", rev))
+
+
+def test_an_empty_message_is_the_specs_and_nothing_invented_is_counted_zero(tmp_path, scripted):
+    repo = small(tmp_path)
+    log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids="$ids:")), turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert repo.log("main..clean") == ["util: two() and CI"]
+    assert [e["calls"][0]["name"] for e in map(json.loads, log.read_text().splitlines())] == \
+        ["apply_hunks", "create_commit"]
+    assert note(repo, "clean")["invented"] == {"count": 0, "lines": []}
+
+
+def test_invented_lines_are_counted_noted_and_shown_by_status(tmp_path, scripted):
+    repo = small(tmp_path)
+    wrong = UTIL.replace("return 2", "return 2  # two") + "\n\ndef three():\n    return 3\n"
+    scripted({"1/extract": [
+        turn(call("apply_hunks", hunk_ids="$ids:.github/")),
+        turn(call("write_file", path="util.py", content=wrong)),
+        turn(call("create_commit", message="")),
+    ]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 3, res.text     # the last commit's tree differs from the source: never complete
+    drift = note(repo, "clean")["invented"]
+    assert drift == {"count": 3, "lines": ["util.py: +    return 2  # two", "util.py: +def three():",
+                                           "util.py: +    return 3"]}
+    doc = json.loads(retcon(repo, "status", "--json").out)
+    assert doc["commits"][0]["invented"]["count"] == 3
+    assert "Commit 1: 3 invented lines (in neither the base nor the source): util.py: +    return 2  # two" \
+        in retcon(repo, "status").out
+
+
+def test_a_line_without_its_final_newline_is_counted_and_explained(tmp_path, scripted):
+    repo = small(tmp_path)
+    scripted({"1/extract": [
+        turn(call("apply_hunks", hunk_ids="$ids:.github/")),
+        turn(call("write_file", path="util.py", content=UTIL.rstrip("\n"))),
+        turn(call("create_commit", message="x")),
+    ]})
+    assert retcon(repo, "run", "-m", "scripted").code == 3
+    assert note(repo, "clean")["invented"] == {
+        "count": 1, "lines": ["util.py: +    return 2 (the same line, but without its newline)"]}
+
+
+def test_an_empty_fix_message_is_wip_and_the_failures_summary(tmp_path, scripted):
+    repo = make(tmp_path, docs=0)
+    scripted({"1/extract": take("app.py"),
+              "1/fix/1": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message=""))],
+              "2/extract": take("")})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert repo.log("main..feature-clean")[1] == "WIP: Test failed: `python3 -c 'import app; app.main()'` (exit 1)"
+    assert note(repo, "feature-clean~1")["invented"]["count"] == 0

@@ -118,7 +118,7 @@ def test_steering_after_failures_names_the_remedy_for_that_kind_of_error(tmp_pat
     repo = small(tmp_path)
     log = scripted({"1/extract": [
         turn(call("create_commit", message=["x"])),
-        turn(call("create_commit", message=None)),
+        turn(call("create_commit", message=42)),
         turn(call("stuck", summary="types")),
     ]})
     assert retcon(repo, "run", "-m", "scripted").code == 3

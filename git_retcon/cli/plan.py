@@ -30,10 +30,11 @@ from git_retcon.ui import UI
 @click.option("--test", "test_cmd", help="Test command, run after the build.")
 @click.option("--edit/--no-edit", default=None, help="Open the spec in $GIT_EDITOR (default: on a terminal).")
 @click.option("--force", is_flag=True, help="Replace an existing spec of the same name.")
+@click.option("--no-log", is_flag=True, help="Do not record the model exchanges in llm's database (`llm logs`).")
 def plan(source: str | None, remote: str | None, cleaned: str | None, from_file: str | None,
          from_commits: bool, model: str | None, max_commits: int | None, instructions: str | None,
          budget: int, jobs: int, build: str | None, test_cmd: str | None,
-         edit: bool | None, force: bool) -> None:
+         edit: bool | None, force: bool, no_log: bool) -> None:
     """Write the history spec for a branch and save it.
 
     Without --from-file or --from-commits the model proposes it: ordered
@@ -73,7 +74,7 @@ def plan(source: str | None, remote: str | None, cleaned: str | None, from_file:
             ui = UI()
             with ui.waiting(f"Waiting for {model or 'the model'}"):   # elapsed time on a terminal
                 proposal = planmod.propose_with_model(repo, model, src, rem, name, instructions or "",
-                                                      max_commits, budget, jobs, ui.line)
+                                                      max_commits, budget, jobs, ui.line, log=not no_log)
             spec = proposal.spec
             model = proposal.keep_model
     spec.build = build or spec.build

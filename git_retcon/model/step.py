@@ -19,6 +19,7 @@ from string import Template
 import llm
 
 from git_retcon.model import steering
+from git_retcon.model.logs import ExchangeLog
 from git_retcon.model.retry import ModelUnavailable as ModelUnavailable  # what the loop catches
 from git_retcon.model.retry import Retry
 from git_retcon.model.textcalls import written_calls
@@ -43,21 +44,23 @@ class StepResult:
 
 def run_step(model: llm.Model, system: str, prompt: str, steer: str, session: Session,
              chain_limit: int = DEFAULT_CHAIN_LIMIT, over_budget: Callable[[int], bool] | None = None,
-             on_retry: Callable[[str, int, float], None] | None = None) -> StepResult:
+             on_retry: Callable[[str, int, float], None] | None = None,
+             log: ExchangeLog | None = None) -> StepResult:
     """over_budget(tokens this step) says when to stop for the token budget;
-    on_retry(error, attempt, seconds) is told before each backoff sleep."""
+    on_retry(error, attempt, seconds) is told before each backoff sleep;
+    log records each exchange for `llm logs`."""
     result = StepResult(Outcome("stuck", ""))
     retry = Retry(model.model_id, "nothing was recorded for this step", on_retry=on_retry)
     try:
-        return retry.call(lambda: _converse(model, system, prompt, steer, session, chain_limit, result, over_budget),
-                          restart=session.restart)
+        return retry.call(lambda: _converse(model, system, prompt, steer, session, chain_limit, result, over_budget,
+                                            log), restart=session.restart)
     finally:
         result.retries = retry.retries
 
 
 def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: Session,
               chain_limit: int, result: StepResult,
-              over_budget: Callable[[int], bool] | None) -> StepResult:
+              over_budget: Callable[[int], bool] | None, log: ExchangeLog | None) -> StepResult:
     conv = model.conversation(
         tools=session.tools(), chain_limit=chain_limit,
         before_call=session.before_call, after_call=session.after_call,
@@ -80,6 +83,8 @@ def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: S
                 if final.strip():
                     last_words = final.strip()
                 usage = response.usage()
+                if log is not None:
+                    log.record(response)
                 result.calls += 1
                 result.input_tokens += usage.input or 0
                 result.output_tokens += usage.output or 0

@@ -19,6 +19,7 @@ from typing import Any
 import llm
 
 from git_retcon.errors import RetconError
+from git_retcon.model.logs import ExchangeLog
 from git_retcon.model.retry import MODEL_ATTEMPTS, Retry, retry_delay, retry_line
 from git_retcon.plan.answers import Checked, Invalid, parse_answer, schema, shape
 
@@ -83,9 +84,10 @@ class Asker:
     """One structured question at a time, thread-safe: schema, tool call, or JSON in text."""
 
     def __init__(self, model: llm.Model, limits: Limits, tally: Tally, system: str, repair: Template,
-                 say: Callable[[str], None] | None = None):
+                 say: Callable[[str], None] | None = None, log: ExchangeLog | None = None):
         self.model = model
         self.say = say
+        self.log = log
         self.limits = limits
         self.tally = tally
         self.system = system
@@ -168,6 +170,8 @@ class Asker:
                 response = self.model.prompt(prompt, system=self.system)
                 answer = response.text()
             self.tally.add(chars, response.usage())
+            if self.log is not None:
+                self.log.record(response)
             return answer
 
         say = self.say

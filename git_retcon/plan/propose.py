@@ -25,6 +25,7 @@ from git_retcon import diff as hunkmod
 from git_retcon.diff.hunk import Hunk
 from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import fork_point
+from git_retcon.model.logs import ExchangeLog
 from git_retcon.model.step import template
 from git_retcon.plan.answers import Entry, check
 from git_retcon.plan.ask import Asker, Limits, Tally
@@ -84,14 +85,14 @@ T = TypeVar("T")
 
 class Planner:
     def __init__(self, repo: pygit2.Repository, model: llm.Model, request: Request, limits: Limits,
-                 say: Callable[[str], None] = lambda s: None):
+                 say: Callable[[str], None] = lambda s: None, log: ExchangeLog | None = None):
         self.repo = repo
         self.request = request
         self.limits = limits
         self.say = say
         self.tally = Tally()
         self.asker = Asker(model, limits, self.tally, template("plan-system.md").template,
-                           template("plan-repair.md"), say)
+                           template("plan-repair.md"), say, log)
         self.lock = threading.Lock()
         self.gids = 0
         self.leftover_ids: list[str] = []
@@ -345,5 +346,5 @@ def set_paths(spec: specmod.Spec, everything: list[Hunk]) -> None:
 
 
 def propose(repo: pygit2.Repository, model: llm.Model, request: Request, limits: Limits | None = None,
-            say: Callable[[str], None] = lambda s: None) -> Proposal:
-    return Planner(repo, model, request, limits or Limits(), say).run()
+            say: Callable[[str], None] = lambda s: None, log: ExchangeLog | None = None) -> Proposal:
+    return Planner(repo, model, request, limits or Limits(), say, log).run()

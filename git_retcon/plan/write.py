@@ -283,8 +283,9 @@ class Proposed:
 
 def propose_with_model(repo: pygit2.Repository, name: str | None, source: str, remote: str, cleaned: str,
                        instructions: str, max_commits: int | None, budget: int, jobs: int,
-                       say: Callable[[str], None]) -> Proposed:
+                       say: Callable[[str], None], log: bool = True) -> Proposed:
     from git_retcon.model import choose as models
+    from git_retcon.model.logs import ExchangeLog
     from git_retcon.plan import propose
     from git_retcon.plan.ask import Limits
 
@@ -294,7 +295,7 @@ def propose_with_model(repo: pygit2.Repository, name: str | None, source: str, r
                           "use --from-commits, or -m a language model")
     limits = Limits(context_tokens=budget, jobs=jobs)
     p = propose.propose(repo, model, propose.Request(source, remote, cleaned, instructions, max_commits),
-                        limits, say)
+                        limits, say, ExchangeLog(log, say))
     t = p.tally
     summary = [
         f"Model {model.model_id}: {t.calls} calls"

@@ -14,6 +14,7 @@ import pygit2
 from git_retcon.diff import RemainingDiff
 from git_retcon.errors import BudgetStop, StuckStop
 from git_retcon.git.plumbing import fork_point, ref_target
+from git_retcon.model.logs import ExchangeLog
 from git_retcon.model.step import DEFAULT_CHAIN_LIMIT
 from git_retcon.sandbox.runner import Verifier
 from git_retcon.sandbox.worktree import Worktree
@@ -33,6 +34,7 @@ class Options:
     chain_limit: int = DEFAULT_CHAIN_LIMIT
     max_tokens: int | None = None      # stop the run (resumable) once it has used this many
     squash_wip: bool = False           # fold WIP commits into their logical commit at the end
+    log: bool = True                   # model exchanges to llm's database, when llm logging is on
 
 
 @dataclass
@@ -69,6 +71,12 @@ class Run:
     ui: UI
     tally: Tally = field(default_factory=Tally)
     remaining: RemainingDiff | None = None   # the remaining diff, kept up to date across steps
+    exchanges: ExchangeLog | None = None   # for `llm logs`; made from opts.log on first use
+
+    def exchange_log(self) -> ExchangeLog:
+        if self.exchanges is None:
+            self.exchanges = ExchangeLog(self.opts.log, say=self.ui.line)
+        return self.exchanges
 
 
 def way_out(cleaned: str, model: str | None) -> str:

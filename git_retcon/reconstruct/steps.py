@@ -78,7 +78,7 @@ def step(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> Outco
             res = run_step(w.model, template("system.md").template, template(prompt_file).substitute(values),
                            template("steer.md").substitute(values), s, run.opts.chain_limit,
                            over_budget=_over_budget(run.opts.max_tokens, tally.tokens),
-                           on_retry=_retrying(w, tail))
+                           on_retry=_retrying(w, tail), log=run.exchange_log())
     except ModelUnavailable as exc:
         w.stop_stuck(f"{exc}. Nothing of this step was recorded; the state is saved. "
                      "When the backend works again, resolve (e.g. -m \"retry\") and run again.")

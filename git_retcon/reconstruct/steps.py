@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from git_retcon import diff as hunks
 from git_retcon.git.plumbing import get_commit
+from git_retcon.model.choose import BUILTIN
 from git_retcon.model.retry import retry_line
 from git_retcon.model.step import ModelUnavailable, run_step, template
 from git_retcon.model.tools import Outcome, Session
@@ -78,7 +79,9 @@ def step(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> Outco
             res = run_step(w.model, template("system.md").template, template(prompt_file).substitute(values),
                            template("steer.md").substitute(values), s, run.opts.chain_limit,
                            over_budget=_over_budget(run.opts.max_tokens, tally.tokens),
-                           on_retry=_retrying(w, tail), log=run.exchange_log())
+                           on_retry=_retrying(w, tail),
+                           # retcon-paths is plain code replaying the tools: nothing for `llm logs`
+                           log=None if w.model.model_id == BUILTIN else run.exchange_log())
     except ModelUnavailable as exc:
         w.stop_stuck(f"{exc}. Nothing of this step was recorded; the state is saved. "
                      "When the backend works again, resolve (e.g. -m \"retry\") and run again.")

@@ -42,6 +42,12 @@ def test_run_logs_each_exchange_to_llms_database(tmp_path, scripted):
     assert "apply_hunks" in text                # the tool calls the model made
 
 
+def test_the_built_in_model_is_not_logged(tmp_path):
+    repo = make(tmp_path, docs=0)
+    assert retcon(repo, "run", "-m", "retcon-paths").code == 0
+    assert llm_logs() == []
+
+
 def test_no_log_and_llm_logs_off_keep_exchanges_out(tmp_path, scripted):
     from llm.cli import cli
 

@@ -63,7 +63,7 @@ def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: S
               over_budget: Callable[[int], bool] | None, log: ExchangeLog | None) -> StepResult:
     conv = model.conversation(
         tools=session.tools(), chain_limit=chain_limit,
-        before_call=session.before_call, after_call=session.after_call,
+        before_call=session.steering.before_call, after_call=session.steering.after_call,
     )
     last_words = ""
     spent = False
@@ -104,21 +104,22 @@ def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: S
             return result
         # The turn ended with neither create_commit nor stuck: steer, within the error budget.
         text = _steering(session, steer, final)
-        if session.budget_left() <= 0:
+        if session.steering.budget_left() <= 0:
             result.outcome = Outcome(
                 "stuck", "the model ended its turn without create_commit or stuck "
-                f"({len(session.errors)} failed calls and turns in this step)"
+                f"({len(session.steering.errors)} failed calls and turns in this step)"
                 + (f"; its last words: {last_words[:1000]}" if last_words else ""))
             return result
 
 
 def _steering(session: Session, steer: str, words: str) -> str:
     """The next user message after a turn without a tool call, counted as a failure."""
+    budget = session.steering
     written = written_calls(words, TOOL_NAMES)
     if written:
-        session.turn_failed("your reply", f"wrote {', '.join(written)} as text; it was not executed", "tool")
-        return steering.not_executed(written) + f"\n({session.budget_left()} more failures end this step as stuck.)"
-    diagnosis = session.diagnosis()
-    session.turn_failed("your turn", "ended without create_commit or stuck", "turn")
+        budget.turn_failed("your reply", f"wrote {', '.join(written)} as text; it was not executed", "tool")
+        return steering.not_executed(written) + f"\n({budget.budget_left()} more failures end this step as stuck.)"
+    diagnosis = budget.diagnosis()
+    budget.turn_failed("your turn", "ended without create_commit or stuck", "turn")
     return steer + ("\n\n" + diagnosis if diagnosis else "") \
-        + f"\n({session.budget_left()} more turns or failed calls end this step as stuck.)"
+        + f"\n({budget.budget_left()} more turns or failed calls end this step as stuck.)"

@@ -16,9 +16,9 @@ import llm
 
 from git_retcon import diff as hunks
 from git_retcon.git.plumbing import get_blob, get_commit, get_tree
-from git_retcon.model import steering
-from git_retcon.model.args import ErrorKind, ToolError, bind
+from git_retcon.model.args import ToolError, bind
 from git_retcon.model.invented import invented
+from git_retcon.model.steering import Steering
 from git_retcon.sandbox.runner import Verifier
 from git_retcon.sandbox.worktree import PathRefused, Worktree
 from git_retcon.state import notes
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from llm.models import ToolDef
 
 READ_BUDGET = 24000          # characters per read_diff page / read_file answer
-MAX_TOOL_ERRORS = 12         # failed calls in one step before it counts as stuck
-STEER_STREAK = 2             # failed calls in a row before an error carries steering
 TOOL_NAMES = ("read_diff", "apply_hunks", "read_file", "write_file", "edit_file", "delete_file",
               "run_build", "run_tests", "create_commit", "stuck")
 
@@ -54,11 +52,12 @@ class Session:
     default_message: str = ""                     # an empty message means this (a fix: the failure's summary)
     base_tree: str | None = None                  # the merge base's tree, for the invented-lines count
     outcome: Outcome | None = None
-    errors: list[str] = field(default_factory=list)
-    kinds: list[ErrorKind] = field(default_factory=list)   # what went wrong, for the steering
-    streak: int = 0                               # failed calls in a row
     # The run's remaining diff, kept up to date path by path across steps.
     diff: hunks.RemainingDiff | None = None
+    steering: Steering = field(init=False)        # the step's error budget
+
+    def __post_init__(self) -> None:
+        self.steering = Steering(self, TOOL_NAMES)
 
     # -- helpers -----------------------------------------------------------
 
@@ -75,20 +74,15 @@ class Session:
         """Back to the start of the step (a model error cut it short): the worktree at parent."""
         self.wt.reset(self.parent)
         self.outcome = None
-        self.errors.clear()
-        self.kinds.clear()
-        self.streak = 0
+        self.steering.reset()
 
-    def diagnosis(self) -> str:
-        """What went wrong with the tool calls of this step, for a steering message."""
-        if not self.errors:
-            return ""
-        last = "\n".join(f"- {e[:300]}" for e in self.errors[-3:])
-        return (f"{len(self.errors)} of your tool calls and turns in this step failed "
-                f"(at most {MAX_TOOL_ERRORS} may); the last ones:\n{last}\n{steering.advice(self.kinds)}")
+    def ended(self) -> bool:
+        return self.outcome is not None
 
-    def budget_left(self) -> int:
-        return MAX_TOOL_ERRORS - len(self.errors)
+    def give_up(self, summary: str) -> None:
+        """The error budget ran out: the step ends stuck (unless it has already ended)."""
+        if self.outcome is None:
+            self.outcome = Outcome("stuck", summary)
 
     def path(self, raw: str) -> str:
         """A model's path as the worktree names it: `./x` is `x`; an absolute path inside
@@ -324,47 +318,6 @@ class Session:
             out.append(llm.Tool(name=fn.__name__, description=description, input_schema=schema,
                                 implementation=_checked(fn.__name__, fn)))
         return out
-
-    def after_call(self, tool: object, call: object, result: llm.ToolResult) -> None:
-        if result.exception is None:
-            self.streak = 0
-            return
-        exc = result.exception
-        kind: ErrorKind = exc.kind if isinstance(exc, ToolError) else "path" if isinstance(exc, PathRefused) \
-            else "type" if isinstance(exc, TypeError) else "other"
-        self._failed(result.name, result.output, kind)
-        # What the model reads back: the error, and after a streak, how to get out of it.
-        result.output += self._steering()
-
-    def before_call(self, tool: object, call: object) -> None:
-        if self.outcome is not None:
-            raise llm.CancelToolCall("this step has already ended")
-        if tool is None:
-            name = getattr(call, "name", "?")
-            text = f'there is no tool "{name}": the tools are {", ".join(TOOL_NAMES)}'
-            self._failed(name, text, "tool")
-            raise llm.CancelToolCall(text + self._steering())
-
-    def turn_failed(self, what: str, text: str, kind: ErrorKind = "other") -> None:
-        """A turn that ended without a tool call counts against the error budget."""
-        self._failed(what, text, kind)
-
-    def _failed(self, name: str, text: str, kind: ErrorKind) -> None:
-        self.errors.append(f"{name}: {text}")
-        self.kinds.append(kind)
-        self.streak += 1
-        if len(self.errors) >= MAX_TOOL_ERRORS and self.outcome is None:
-            self.outcome = Outcome(
-                "stuck", f"the model's tool calls kept failing ({len(self.errors)} errors); "
-                f"last: {self.errors[-1][:300]}")
-
-    def _steering(self) -> str:
-        if self.outcome is not None:
-            return "\nThis step has ended as stuck: too many failed tool calls."
-        if self.streak < STEER_STREAK:
-            return ""
-        return (f"\nSteering: {self.streak} calls in a row failed; {self.budget_left()} more "
-                f"failures end this step as stuck. {steering.advice(self.kinds[-self.streak:])}")
 
 
 def _checked(name: str, fn: Callable[..., object]) -> Callable[..., object]:

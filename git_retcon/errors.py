@@ -1,6 +1,8 @@
 """The errors a user sees as one line: what went wrong and what to do."""
 from __future__ import annotations
 
+import errno
+
 
 class RetconError(Exception):
     """A user-facing error: printed as one line, exit code 1, nothing changed."""
@@ -16,3 +18,39 @@ class StuckStop(RetconError):
 
 class BudgetStop(StuckStop):
     """The run stopped at --max-tokens (exit code 3); nothing is stuck: run again to go on."""
+
+
+# Conditions of the machine, not of the input or of git-retcon: what the user does about them.
+_MACHINE = {
+    errno.ENOSPC: ("No space left on device", "free some space"),
+    errno.EDQUOT: ("Disk quota exceeded", "free some space"),
+    errno.EROFS: ("Read-only file system", "make it writable"),
+    errno.EIO: ("Input/output error", "check the disk"),
+    errno.EACCES: ("Permission denied", "check the file's owner and permissions"),
+    errno.EPERM: ("Operation not permitted", "check the file's owner and permissions"),
+    errno.EMFILE: ("Too many open files", "raise the limit (ulimit -n)"),
+    errno.ENFILE: ("Too many open files in system", "close some programs"),
+}
+
+
+def machine_error(exc: BaseException, path: str | None = None, under: str | None = None) -> RetconError | None:
+    """exc as one line naming the file and what to do, when it is an ordinary condition of
+    the machine (a full disk, a read-only file system, permissions) that no retry can help;
+    None otherwise. Python names the file by errno and filename, but not for a failed
+    write(): `path` names it then; libgit2 puts the cause in its text, often without the
+    file: `under` says where git-retcon was writing."""
+    code = exc.errno if isinstance(exc, OSError) else None
+    known = _MACHINE.get(code) if code is not None else None
+    if known is None:
+        known = next((v for v in _MACHINE.values() if v[0] in str(exc)), None)
+    if known is None:
+        return None
+    cause, todo = known
+    where = getattr(exc, "filename", None) or path
+    if where:
+        what = f"{where}: {cause}"
+    elif code is not None:
+        what = cause + (f" (writing under {under})" if under else "")
+    else:   # libgit2's own words, which name the file when they can
+        what = str(exc) + (f" (writing under {under})" if under and under not in str(exc) else "")
+    return RetconError(f"{what}: {todo}, then run the command again")

@@ -154,7 +154,11 @@ def ref_target(repo: pygit2.Repository, name: str) -> str | None:
 
 def cas_ref(repo: pygit2.Repository, name: str, new: str | None, old: str | None,
             message: str) -> None:
-    """Move ref `name` from `old` to `new` atomically (None: absent / delete)."""
+    """Move ref `name` from `old` to `new` atomically (None: absent / delete).
+
+    ConcurrentUpdate only when the swap lost (the ref moved, or another writer holds
+    its lock): worth retrying. Anything else git will refuse again (an invalid name,
+    a ref in the way, permissions): a RetconError at once, naming the ref and why."""
     try:
         with repo.transaction() as txn:
             txn.lock_ref(name)
@@ -169,7 +173,37 @@ def cas_ref(repo: pygit2.Repository, name: str, new: str | None, old: str | None
             else:
                 txn.set_target(name, new, message=message)
     except pygit2.GitError as exc:
-        raise ConcurrentUpdate(f"could not update {name}: {exc}: run the command again") from None
+        text = str(exc)
+        if isinstance(exc, pygit2.InvalidSpecError):
+            raise RetconError(f"cannot write {name}: git refuses the name (see git check-ref-format)") from None
+        if _lock_held(text):
+            lock = text.split("'")[1] if text.count("'") >= 2 else f"{name}.lock"
+            raise ConcurrentUpdate(
+                f"{name} is locked by another git process ({lock}): run the command again; "
+                "if no git command is running, remove that file") from None
+        conflict = _ref_conflict(repo, name)
+        raise RetconError(f"cannot write {name}: " + (f"{conflict}: rename or delete that ref" if conflict
+                                                     else text)) from None
+
+
+def _lock_held(text: str) -> bool:
+    """Whether libgit2 failed because another writer holds the ref's lock file (its words:
+    "failed to lock file 'X.lock' for writing", "failed to create locked file 'X.lock': File exists")."""
+    return ".lock'" in text and (text.startswith("failed to lock file") or text.endswith("File exists"))
+
+
+def _ref_conflict(repo: pygit2.Repository, name: str) -> str | None:
+    """Why a ref cannot exist when git's reason is a path: a ref named by its
+    prefix (a file where a directory must be), or refs below it (the reverse)."""
+    parts = name.split("/")
+    for k in range(2, len(parts)):
+        prefix = "/".join(parts[:k])
+        if repo.references.get(prefix) is not None:
+            return f"the ref {prefix} exists, and a ref cannot also be a directory of refs"
+    below = sorted(r for r in repo.references if r.startswith(name + "/"))
+    if below:
+        return f"the ref {below[0]} exists below it, and a ref cannot also be a directory of refs"
+    return None
 
 
 def short(sha: str | None) -> str:

@@ -7,7 +7,8 @@ diagnosis of the step's failed tool calls; each such turn counts against the
 step's error budget, and past it the step counts as stuck with the model's last words.
 
 Backend errors are retried from the step's start by model/retry.py's policy,
-the one plan's questions use too.
+the one plan's questions use too. git-retcon's own failures inside a tool are
+raised to the caller as they are: no model can fix them.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from git_retcon.model.logs import ExchangeLog
 from git_retcon.model.retry import ModelUnavailable as ModelUnavailable  # what the loop catches
 from git_retcon.model.retry import Retry
 from git_retcon.model.textcalls import written_calls
-from git_retcon.model.tools import TOOL_NAMES, Outcome, Session
+from git_retcon.model.tools import TOOL_NAMES, Halt, Outcome, Session
 
 DEFAULT_CHAIN_LIMIT = 40
 
@@ -92,6 +93,8 @@ def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: S
                 spent = over_budget is not None and over_budget(result.input_tokens + result.output_tokens)
             if session.outcome is None and spent:
                 session.outcome = Outcome("budget", "the token budget was reached during this step")
+        except Halt as exc:
+            raise exc.error from None   # git-retcon's own failure: the run stops with it
         except ValueError as exc:
             if "Chain limit" not in str(exc):
                 raise

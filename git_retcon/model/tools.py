@@ -2,7 +2,9 @@
 
 Every tool acts on the build worktree only; paths go through Worktree.resolve.
 A tool that refuses raises, and llm hands the message back to the model as
-`Error: ...`. A step ends when create_commit or stuck is called.
+`Error: ...`; git-retcon's own failures (a lost compare-and-swap, a full disk)
+are no refusal: they stop the step with the real error (Halt). A step ends when
+create_commit or stuck is called.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import llm
 
 from git_retcon import diff as hunks
+from git_retcon.errors import RetconError, machine_error
 from git_retcon.git.plumbing import get_blob, get_commit, get_tree
 from git_retcon.model.args import ToolError, bind
 from git_retcon.model.invented import invented
@@ -170,7 +173,7 @@ class Session:
     def read_file(self, path: str) -> str:
         """A file of the build worktree."""
         rel = self.path(path)
-        data = self._guard(lambda: self.wt.read(rel))
+        data = self._guard(lambda: self.wt.read(rel), rel)
         if b"\0" in data[:8000]:
             return f"{path}: binary file, {len(data)} bytes"
         text = data.decode("utf-8", errors="replace")
@@ -185,7 +188,7 @@ class Session:
         self._open()
         rel = self.path(path)
         data = content.encode("utf-8")
-        self._guard(lambda: self.wt.write(rel, data))
+        self._guard(lambda: self.wt.write(rel, data), rel)
         return f"Wrote {rel} ({len(content)} characters)." + self._layout_warning(rel, data)
 
     def edit_file(self, path: str, old: str, new: str) -> str:
@@ -196,7 +199,7 @@ class Session:
         if not old:
             raise ToolError("old is empty: give the exact text to replace; to add lines, put the line "
                             "before them in old, and that line followed by the new lines in new", "empty")
-        data = self._guard(lambda: self.wt.read(path))
+        data = self._guard(lambda: self.wt.read(path), path)
         if b"\0" in data[:8000]:
             raise ToolError(f"{path} is a binary file: edit_file changes text files only")
         before, after = old.encode("utf-8"), new.encode("utf-8")
@@ -213,14 +216,14 @@ class Session:
             raise ToolError(f"old occurs {count} times in {path}; nothing was changed: include more of the "
                             "lines around it, so that it occurs once", "edit")
         edited = data.replace(before, after, 1)
-        self._guard(lambda: self.wt.write(path, edited))
+        self._guard(lambda: self.wt.write(path, edited), path)
         return f"Edited {path}: {_lines(before)} replaced by {_lines(after)}."
 
     def delete_file(self, path: str) -> str:
         """Delete a file of the build worktree."""
         self._open()
         rel = self.path(path)
-        self._guard(lambda: self.wt.delete(rel))
+        self._guard(lambda: self.wt.delete(rel), rel)
         return f"Deleted {rel}."
 
     def run_build(self) -> str:
@@ -297,11 +300,17 @@ class Session:
         head = f"{kind}: {res.result.upper()} ({res.seconds:.1f}s)"
         return head + ("\n" + res.output if res.output and not res.passed else "")
 
-    def _guard(self, fn: Callable[[], object]) -> bytes:
+    def _guard(self, fn: Callable[[], object], rel: str) -> bytes:
         try:
             return fn()  # type: ignore[return-value]
         except PathRefused as exc:
             raise ToolError(str(exc), "path") from None
+        except OSError as exc:
+            # A full disk or a read-only file system is not the model's to fix: name the file.
+            machine = machine_error(exc, str(self.wt.path / rel))
+            if machine is None:
+                raise
+            raise machine from exc
 
     def tools(self) -> list[ToolDef]:
         """The llm Tool objects, named exactly as the contract says."""
@@ -320,12 +329,30 @@ class Session:
         return out
 
 
+class Halt(llm.PauseChain):
+    """git-retcon's own failure inside a tool (a ref or note it could not write, a full disk):
+    not the model's mistake, so it stops the chain (llm passes PauseChain through) and the
+    step raises `error` instead of answering the model."""
+
+    def __init__(self, error: RetconError):
+        super().__init__(str(error))
+        self.error = error
+
+
 def _checked(name: str, fn: Callable[..., object]) -> Callable[..., object]:
     """fn called with arguments as models send them: checked, coerced, and the way
     they were read said in the answer."""
     def call(**given: Any) -> object:
         args, notes = bind(name, fn, given)
-        answer = fn(**args)
+        try:
+            answer = fn(**args)
+        except RetconError as exc:
+            raise Halt(exc) from exc
+        except Exception as exc:
+            machine = machine_error(exc)
+            if machine is None:
+                raise     # the model's mistake: llm answers it with the error
+            raise Halt(machine) from exc
         return (" ".join(notes) + " " + answer) if notes and isinstance(answer, str) else answer
     call.__name__ = name
     return call

@@ -122,6 +122,7 @@ class Store:
         not moved."""
         text = json.dumps(data, sort_keys=True, indent=1) + "\n"
         sig = signature(self.git_dir, "COMMITTER")
+        lost: ConcurrentUpdate | None = None
         for attempt in range(20):
             old = ref_target(self.repo, ref)
             new = self._flat_note(text, sig, target, old)
@@ -130,10 +131,13 @@ class Store:
             try:
                 cas_ref(self.repo, ref, new, old, "retcon: note")
                 return
-            except ConcurrentUpdate:
+            except ConcurrentUpdate as exc:
                 # Another writer holds the ref's lock or moved it: back off, not in step with it.
+                # Any other failure is permanent and has already been raised.
+                lost = exc
                 time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
-        raise RetconError(f"could not write a note under {ref}: it keeps changing; run again")
+        assert lost is not None
+        raise lost
 
     def _flat_note(self, text: str, sig: pygit2.Signature, target: str, old: str | None) -> str | None:
         """The notes commit over old with target's note set, built in memory: no ref is

@@ -71,6 +71,7 @@ def plan(source: str | None, remote: str | None, cleaned: str | None, from_file:
             if ref_target(repo, f"refs/retcon/{name}") is not None and not force:
                 raise RetconError(f"a spec named '{name}' exists: replace it with --force, "
                                   f"or change it with `git retcon spec edit {name}`")
+            branches.check_cleaned_name(repo, name, src, rem)   # before the model's work, not after
             ui = UI()
             with ui.waiting(f"Waiting for {model or 'the model'}"):   # elapsed time on a terminal
                 proposal = planmod.propose_with_model(repo, model, src, rem, name, instructions or "",

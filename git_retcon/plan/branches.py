@@ -6,7 +6,8 @@ from collections.abc import Callable
 import pygit2
 
 from git_retcon.errors import RetconError
-from git_retcon.git.plumbing import fork_point
+from git_retcon.git import ownership
+from git_retcon.git.plumbing import fork_point, full_sha
 from git_retcon.state import spec as specmod
 
 
@@ -53,8 +54,26 @@ ONTO_FIX = "pick the branch the source was started from with --onto"
 
 
 def check_branches(repo: pygit2.Repository, spec: specmod.Spec) -> None:
-    """Bad branches are refused before a spec is saved."""
-    fork_point(repo, spec.source, spec.remote, ONTO_FIX)
+    """Bad branches are refused before a spec is saved: a source or remote that does not
+    resolve, and a `cleaned` name git refuses, that collides with another ref, or that
+    names a branch git-retcon did not make (DESIGN.md "What git-retcon owns")."""
+    check_cleaned_name(repo, spec.cleaned, spec.source, spec.remote)
+    fork = fork_point(repo, spec.source, spec.remote, ONTO_FIX)
+    recorded = [full_sha(repo, sha) for c in spec.commits for sha in c.created]
+    why = ownership.foreign(repo, spec.cleaned, spec.cleaned, str(fork.base.id), recorded,
+                            any(c.history for c in spec.commits), (str(fork.source.id), str(fork.remote.id)))
+    if why:
+        raise RetconError(f"'cleaned' = {spec.cleaned!r}: {why}: choose another name for the branch "
+                          "git-retcon will build (nothing was saved)")
+
+
+def check_cleaned_name(repo: pygit2.Repository, cleaned: str, source: str, remote: str) -> None:
+    """The name alone, before anything costly (a model's proposal) is made for it."""
+    ownership.check_name("cleaned", cleaned)
+    taken = ownership.taken_problem(repo, cleaned, source, remote)
+    if taken:
+        raise RetconError(f"'cleaned' = {cleaned!r} cannot be used: {taken}: choose another name "
+                          "(nothing was saved)")
 
 
 def source_commits(repo: pygit2.Repository, source: str, remote: str) -> list[pygit2.Commit]:

@@ -17,6 +17,7 @@ from typing import Any, Literal, TypedDict, cast
 
 import pygit2
 
+from git_retcon.git import ownership
 from git_retcon.state.store import NOTES_REF, TESTS_REF, Store
 
 Kind = Literal["initial", "wip"]
@@ -165,9 +166,8 @@ def invented_of(note: CommitNote | None) -> Invented:
 
 
 def made_by(store: Store, sha: str, spec: str) -> bool:
-    """Whether commit sha was created by git-retcon for spec."""
-    note = read_commit(store, sha)
-    return bool(note and note.get("spec") == spec)
+    """Whether commit sha was created by git-retcon for spec (the ownership rule's own test)."""
+    return ownership.made_by(store.repo, sha, spec)
 
 
 # -- the spec chain: tokens without a commit, and runs ---------------------------------

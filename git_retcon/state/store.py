@@ -21,6 +21,7 @@ from typing import Any
 import pygit2
 
 from git_retcon.errors import RetconError
+from git_retcon.git.ownership import NOTES_REF, SPEC_PREFIX, check_name
 from git_retcon.git.plumbing import (
     ConcurrentUpdate,
     cas_ref,
@@ -34,8 +35,6 @@ from git_retcon.git.plumbing import (
 from git_retcon.state import spec as specmod
 from git_retcon.state import spectoml
 
-SPEC_PREFIX = "refs/retcon/"
-NOTES_REF = "refs/notes/retcon"
 TESTS_REF = "refs/notes/retcon-tests"
 SPEC_FILE = "spec.toml"
 # Scratch refs for building a notes commit before it is CAS-ed into place.
@@ -76,17 +75,22 @@ class Store:
         tip = ref_target(self.repo, spec_ref(name))
         if tip is None:
             raise RetconError(f"no spec named '{name}': see `git retcon list`")
-        commit = get_commit(self.repo, tip)
+        return Stored(name, self.read(tip, spec_ref(name)), tip)
+
+    def read(self, commit_id: str, where: str) -> specmod.Spec:
+        """The spec a commit of a spec chain holds (where: the ref it came from, for errors)."""
+        commit = get_commit(self.repo, commit_id)
         try:
             entry = commit.tree[SPEC_FILE]
         except KeyError:
-            raise RetconError(f"{spec_ref(name)} holds no {SPEC_FILE}: it was not written by git-retcon") from None
+            raise RetconError(f"{where} holds no {SPEC_FILE}: it was not written by git-retcon") from None
         text = get_blob(self.repo, entry.id).data.decode("utf-8")
-        return Stored(name, specmod.parse(text, f"{spec_ref(name)}:{SPEC_FILE}"), tip)
+        return specmod.parse(text, f"{where}:{SPEC_FILE}")
 
     def save(self, spec: specmod.Spec, old: str | None, message: str) -> str:
         """Write spec as a new commit on its chain, CAS from `old`; returns the commit."""
         name = spec.cleaned
+        check_name("cleaned", name)   # the last line of defence: a bad ref name breaks `git gc`
         text = spectoml.dump(spec)
         builder = self.repo.TreeBuilder()
         builder.insert(SPEC_FILE, self.repo.create_blob(text.encode("utf-8")), pygit2.GIT_FILEMODE_BLOB)

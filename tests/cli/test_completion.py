@@ -77,7 +77,7 @@ def project(tmp_path) -> GitRepo:
     repo = feature_repo(tmp_path / "repo")
     (tmp_path / "spec.toml").write_text(SPEC)
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
-    other = SPEC.replace('cleaned = "feature-clean"', 'cleaned = "feature/tidy"')
+    other = SPEC.replace('cleaned = "feature-clean"', 'cleaned = "feature-x/tidy"')
     (tmp_path / "other.toml").write_text(other)
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "other.toml"), "--no-edit").code == 0
     GitRepo.init(tmp_path / "origin.git")
@@ -114,11 +114,11 @@ def test_bash_completes_commands_specs_branches_remotes_and_options(project):
 
     assert got["git retcon "] == set(cli.commands)
     assert got["git retcon r"] == {"run", "resolve"}
-    assert got["git retcon run "] == {"feature-clean", "feature/tidy"}
-    assert got["git retcon check feat"] == {"feature-clean", "feature/tidy"}
+    assert got["git retcon run "] == {"feature-clean", "feature-x/tidy"}
+    assert got["git retcon check feat"] == {"feature-clean", "feature-x/tidy"}
     for name, group in groups.items():
         assert got[f"git retcon {name} "] == set(group.commands), name
-    assert got["git retcon spec show "] == {"feature-clean", "feature/tidy"}
+    assert got["git retcon spec show "] == {"feature-clean", "feature-x/tidy"}
     assert got["git retcon spec import "] <= {""}, "a file name: left to readline"
     assert {"feature", "main"} <= got["git retcon plan --source "]
     assert got["git retcon plan --onto=ma"] == {"--onto=main"}
@@ -142,7 +142,7 @@ def zsh_complete(repo: GitRepo, line: str) -> set[str]:
 def test_zsh_completes_commands_specs_and_options(project):
     assert zsh_complete(project, "git-retcon ") == set(cli.commands)
     assert zsh_complete(project, "git retcon ") == set(cli.commands)
-    assert zsh_complete(project, "git retcon spec show ") == {"feature-clean", "feature/tidy"}
+    assert zsh_complete(project, "git retcon spec show ") == {"feature-clean", "feature-x/tidy"}
     assert {"feature", "main"} <= zsh_complete(project, "git-retcon plan --source ")
     run = leaf_commands()[("run",)]
     assert long_options(run) <= zsh_complete(project, "git retcon run -")

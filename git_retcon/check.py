@@ -9,10 +9,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import pygit2
 
+from git_retcon.errors import RetconError
+from git_retcon.git import ownership
 from git_retcon.git.plumbing import (
     find_commit,
     fork_point,
@@ -73,6 +75,27 @@ def tree_result(store: Store, sha: str) -> tuple[str, str] | None:
     return (b or "none", t or "none")
 
 
+# The cleaned branch as status shows it: not made yet, as recorded (with commits on
+# top to adopt, maybe), gone although commits are recorded on it, or not holding them.
+BranchState = Literal["none", "ok", "missing", "moved"]
+
+
+def branch_state(store: Store, stored: Stored) -> BranchState:
+    """Whether the cleaned branch still holds what the spec records (status's header)."""
+    repo, spec = store.repo, stored.spec
+    recorded = [full_sha(repo, s) for c in spec.commits for s in c.created]
+    tip = ownership.branch_tip(repo, spec.cleaned)
+    if tip is None:
+        return "missing" if recorded else "none"
+    if not recorded:
+        return "ok"
+    try:
+        base = str(fork_point(repo, spec.source, spec.remote, "").base.id)
+    except RetconError:
+        return "ok"   # the source or remote is gone: status says what it knows, check says the rest
+    return "ok" if ownership.chain(repo, spec.cleaned, base).commits[: len(recorded)] == recorded else "moved"
+
+
 @dataclass
 class Verdict:
     items: list[tuple[bool, str]] = field(default_factory=list)
@@ -109,7 +132,8 @@ def verify(store: Store, stored: Stored, allow_wip: bool = False, rerun: bool = 
     src = fork.source
     base = str(fork.base.id)
     recorded = [full_sha(repo, s) for c in spec.commits for s in c.created]
-    chain, on_base = _first_parents(repo, tip, base, len(recorded) + _SLACK)
+    on = ownership.chain(repo, spec.cleaned, base, len(recorded) + _SLACK)
+    chain, on_base = on.commits, on.on_base
     v.add(*_chain_item(stored, chain, on_base, recorded, base))
     v.add(*_tree_item(repo, stored, tip, src, base, complete=not open_))
     if rerun:
@@ -142,19 +166,6 @@ def _open_text(stored: Stored, open_: list[tuple[int, LogicalCommit]]) -> str:
     if len(open_) > 1:
         text += f"\n    (and {plural(len(open_) - 1, 'later logical commit')} not complete)"
     return text
-
-
-def _first_parents(repo: pygit2.Repository, tip: str, base: str, limit: int) -> tuple[list[str], bool]:
-    """At most limit commits from tip back to base (exclusive) along first parents,
-    oldest first, and whether base was reached."""
-    chain: list[str] = []
-    cur = find_commit(repo, tip)
-    while cur is not None and str(cur.id) != base and len(chain) < limit:
-        chain.append(str(cur.id))
-        cur = find_commit(repo, cur.parent_ids[0]) if cur.parent_ids else None
-    reached = cur is not None and str(cur.id) == base
-    chain.reverse()
-    return chain, reached
 
 
 def _chain_item(stored: Stored, chain: list[str], on_base: bool, recorded: list[str],

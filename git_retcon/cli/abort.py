@@ -10,7 +10,8 @@ from git_retcon.git.plumbing import cas_ref, ref_target, short
 @cli.command()
 @click.argument("name")
 def abort(name: str) -> None:
-    """Drop a run: delete the cleaned branch and worktree, clear the spec's history.
+    """Drop a run: delete the cleaned branch (only if git-retcon made it) and worktree,
+    clear the spec's history.
 
     The spec keeps its commits and hints; the old state stays in the spec's own
     history (git log refs/retcon/NAME).
@@ -19,24 +20,28 @@ def abort(name: str) -> None:
     Example (start over after changing the spec):
       git retcon abort feature-clean && git retcon run feature-clean
     """
+    from git_retcon.git import ownership
     from git_retcon.sandbox.worktree import Worktree
 
     store, stored = load_named(name)
     spec = stored.spec
-    ref = f"refs/heads/{spec.cleaned}"
-    tip = ref_target(store.repo, ref)
-    if tip is not None:
-        from git_retcon.sandbox.worktree import ensure_not_checked_out
-
-        ensure_not_checked_out(store.repo, spec.cleaned)
+    ref = ownership.branch_ref(spec.cleaned)
+    ran = any(c.history for c in spec.commits)
     with store.lock(stored.name):
-        if tip is not None:
+        tip = ref_target(store.repo, ref)
+        # Only a branch git-retcon made goes; another is the user's, whatever the spec says.
+        kept = ownership.spec_branch_foreign(store.repo, stored.name, spec.cleaned, spec.source, spec.remote,
+                                             [s for c in spec.commits for s in c.created], ran) if tip else None
+        if tip is not None and kept is None:
+            ownership.refuse_checked_out(store.repo, spec.cleaned)
+        if tip is not None and kept is None:
             cas_ref(store.repo, ref, None, tip, "retcon: abort")
             click.echo(f"Deleted branch {spec.cleaned} (was {short(tip)}).")
+        elif kept is not None:
+            click.echo(f"Kept branch {spec.cleaned} ({short(tip)}): {kept}, so it is not git-retcon's to delete.")
         removed = Worktree.remove(store.repo, stored.name)
         if removed:
             click.echo("Removed the build worktree.")
-        ran = any(c.history for c in spec.commits)
         if tip is None and not removed and not ran:
             click.echo(f"Nothing to abort: '{stored.name}' never ran (no cleaned branch, build worktree or "
                        "history); the spec is kept (delete it with `git retcon spec rm`).")

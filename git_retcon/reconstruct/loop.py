@@ -16,13 +16,14 @@ import llm
 
 from git_retcon import diff as hunks
 from git_retcon.errors import BudgetStop, RetconError, StuckStop
+from git_retcon.git.ownership import refuse_checked_out
 from git_retcon.git.plumbing import get_commit, ref_target
 from git_retcon.reconstruct import fixloop, record, report, steps
 from git_retcon.reconstruct.context import Branches, Options, Run, Work, way_out
 from git_retcon.reconstruct.squash import squash
 from git_retcon.reconstruct.verify import verify
 from git_retcon.sandbox.runner import Verifier, check_command_exists
-from git_retcon.sandbox.worktree import Worktree, ensure_not_checked_out
+from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import notes
 from git_retcon.state import spec as specmod
 from git_retcon.state.notes import Stop
@@ -42,7 +43,7 @@ def reconstruct(run: Run) -> None:
         report.dry_run(run, stored, br)
         return
     model = _ready_model(run, stored.spec) if stored.spec.current() is not None else None
-    ensure_not_checked_out(repo, stored.spec.cleaned)
+    refuse_checked_out(repo, stored.spec.cleaned)
     with store.lock(name):
         stored = store.load(name)  # re-read under the lock
         store.sweep_scratch()

@@ -11,7 +11,8 @@ import pygit2
 
 from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
-from git_retcon.git.plumbing import cas_ref, first_parent_chain, full_sha, short, signature
+from git_retcon.git import ownership
+from git_retcon.git.plumbing import cas_ref, full_sha, short, signature
 from git_retcon.model.tools import Outcome
 from git_retcon.reconstruct.context import Branches, Run, Work
 from git_retcon.rework import Brief
@@ -21,26 +22,46 @@ from git_retcon.state.store import Stored
 
 
 def move_branch(repo: pygit2.Repository, cleaned: str, new: str, old: str | None, why: str) -> None:
-    """The one place the run and squash move the cleaned branch: compare-and-swap from old."""
-    cas_ref(repo, f"refs/heads/{cleaned}", new, old, f"retcon: {why}")
+    """The one place run, squash and redo move the cleaned branch: compare-and-swap from
+    old, and never while a work tree has it checked out (asked at every move: the user
+    may check it out while a run goes on)."""
+    ownership.refuse_checked_out(repo, cleaned)
+    cas_ref(repo, ownership.branch_ref(cleaned), new, old, f"retcon: {why}")
+
+
+def recorded(repo: pygit2.Repository, spec: specmod.Spec) -> list[str]:
+    """The commits the spec records on the cleaned branch, in full, oldest first."""
+    return [full_sha(repo, sha) for c in spec.commits for sha in c.created]
+
+
+def refuse_foreign(repo: pygit2.Repository, name: str, spec: specmod.Spec, br: Branches) -> None:
+    """The cleaned branch exists but git-retcon did not make it: refuse to touch it."""
+    why = ownership.foreign(repo, name, spec.cleaned, br.base, recorded(repo, spec),
+                            any(c.history for c in spec.commits), (str(br.source.id), str(br.remote.id)))
+    if why:
+        raise ownership.NotOurs(
+            f"{why}: git-retcon moves only branches it made; choose another `cleaned` name "
+            f"(a new spec: git retcon spec export, change `cleaned`, git retcon spec import), "
+            f"or delete that branch if you do not need it")
 
 
 def start_branch(run: Run, stored: Stored, br: Branches) -> str:
     """The cleaned branch's tip, creating it at the merge-base on the first run."""
     spec = stored.spec
-    recorded = [sha for c in spec.commits for sha in c.created]
+    made = [sha for c in spec.commits for sha in c.created]
     tip = br.cleaned_tip
     if tip is None:
-        if recorded:
+        if made:
             raise RetconError(
-                f"branch '{spec.cleaned}' is gone but the spec records {len(recorded)} commits on it: "
-                f"restore it with `git branch {spec.cleaned} {recorded[-1][:12]}`, "
+                f"branch '{spec.cleaned}' is gone but the spec records {len(made)} commits on it: "
+                f"restore it with `git branch {spec.cleaned} {made[-1][:12]}`, "
                 f"or start over with `git retcon abort {spec.cleaned}`"
             )
         run.ui.line("Creating cleaned branch from merge-base...")
         move_branch(run.repo, spec.cleaned, br.base, None, f"start {spec.cleaned} at merge-base")
         tip = br.base
     else:
+        refuse_foreign(run.repo, run.name, spec, br)
         run.ui.line(f"Resuming cleaned branch at {short(tip)}")
     run.ui.line(f"Base commit: {short(br.base)}")
     return tip
@@ -49,10 +70,14 @@ def start_branch(run: Run, stored: Stored, br: Branches) -> str:
 def adopt(run: Run, stored: Stored, br: Branches, tip: str) -> None:
     """Check the branch still holds the recorded commits; adopt those past them."""
     spec = stored.spec
-    recorded = [sha for c in spec.commits for sha in c.created]
-    stop = run.repo.merge_base(pygit2.Oid(hex=tip), br.source.id)
-    chain = first_parent_chain(run.repo, tip, str(stop) if stop else br.base)
-    full = [full_sha(run.repo, s) for s in recorded]
+    full = recorded(run.repo, spec)
+    on = ownership.chain(run.repo, spec.cleaned, br.base)
+    if not on.on_base:
+        raise RetconError(
+            f"branch '{spec.cleaned}' is not on top of merge-base('{spec.source}', '{spec.remote}') "
+            f"{short(br.base)} (the source was rebased since the run): start over with "
+            f"`git retcon abort {run.name}` and `git retcon run {run.name}`")
+    chain = on.commits
     if chain[: len(full)] != full:
         missing = next((s for i, s in enumerate(full) if i >= len(chain) or chain[i] != s), None)
         raise RetconError(
@@ -64,12 +89,6 @@ def adopt(run: Run, stored: Stored, br: Branches, tip: str) -> None:
     extra = chain[len(full):]
     if not extra:
         return
-    started = any(c.history for c in spec.commits)
-    if not started and any(not notes.made_by(run.store, sha, run.name) for sha in extra):
-        raise RetconError(
-            f"branch '{spec.cleaned}' already exists with commits git-retcon did not make: "
-            "choose another `cleaned` name (git retcon spec edit), or delete that branch"
-        )
     k = spec.current()
     if k is None:
         # A commit on a finished branch reopens the last logical commit: it is

@@ -10,9 +10,9 @@ between leaves commits past the record, which the next run adopts (no redo, no h
 from __future__ import annotations
 
 from git_retcon.errors import RetconError
+from git_retcon.git.ownership import refuse_checked_out
 from git_retcon.git.plumbing import find_commit, first_parent_chain, full_sha, ref_target, short
 from git_retcon.reconstruct.record import move_branch
-from git_retcon.sandbox.worktree import ensure_not_checked_out
 from git_retcon.state import notes
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Store, Stored
@@ -25,7 +25,7 @@ def redo(store: Store, stored: Stored, k: int, message: str) -> list[str]:
     dropped = [full_sha(repo, s) for s in c.created]
     parent = tip = None
     if dropped:
-        ensure_not_checked_out(repo, spec.cleaned)
+        refuse_checked_out(repo, spec.cleaned)
         tip = ref_target(repo, f"refs/heads/{spec.cleaned}")
         first = find_commit(repo, dropped[0])
         if first is None or not first.parent_ids:

@@ -17,11 +17,10 @@ import pygit2
 
 from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
+from git_retcon.git import ownership
 from git_retcon.git.plumbing import (
-    first_parent_chain,
     full_sha,
     get_commit,
-    ref_target,
     short,
     signature,
 )
@@ -37,8 +36,7 @@ def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
     folded. The caller holds the spec's run lock."""
     repo = store.repo
     spec = stored.spec
-    ref = f"refs/heads/{spec.cleaned}"
-    tip = ref_target(repo, ref)
+    tip = ownership.branch_tip(repo, spec.cleaned)
     if tip is None:
         raise RetconError(f"branch '{spec.cleaned}' does not exist: there is nothing to squash")
     recorded = [full_sha(repo, s) for c in spec.commits for s in c.created]
@@ -46,7 +44,7 @@ def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
         say("Nothing to squash: no commits yet.")
         return 0
     base = str(get_commit(repo, recorded[0]).parent_ids[0])
-    chain = first_parent_chain(repo, tip, base)
+    chain = ownership.chain(repo, spec.cleaned, base).commits
     if chain != recorded:
         if _finish_interrupted(store, stored, chain, recorded):
             say(f"Finished an interrupted squash: '{spec.cleaned}' is at {short(tip)}.")

@@ -175,7 +175,7 @@ def test_check_is_fast_on_thousands_of_files(tmp_path):
         ("feature", None, {"pkg3/mod3.py": "X = -3\n"}),
     ])
     (tmp_path / "s.toml").write_text(
-        'source = "feature"\nremote = "main"\ncleaned = "feature-clean"\ntest = "test -f pkg2/new.py"\n\n'
+        'source = "feature"\nremote = "main"\ncleaned = "feature-clean"\ntest = "test -f pkg1/mod1.py"\n\n'
         '[[commit]]\nmessage = "one"\npaths = ["pkg1/*", "pkg2/*"]\n\n'
         '[[commit]]\nmessage = "two"\npaths = ["pkg3/*"]\n')
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0

@@ -72,7 +72,7 @@ def test_demo_cleans_up_a_messy_branch_for_real(tmp_path, hostile_home):
              "Done in", f"cd {target}"]
     positions = [out.index(s) for s in steps]
     assert positions == sorted(positions), out
-    assert out.count("Tests... PASS") == len(SPEC_MESSAGES)
+    assert out.count("Tests... PASS") == len(SPEC_MESSAGES) + 1   # and the base, before commit 1
     assert "✓ final tree equals 'feature'" in out and "✗" not in out
     graph = out[out.index("$ git log --oneline --graph"):out.index("$ git retcon check")]
     assert "(feature-clean)" in graph and "(HEAD -> feature)" in graph and "(main)" in graph

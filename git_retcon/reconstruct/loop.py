@@ -21,7 +21,7 @@ from git_retcon.git.plumbing import get_commit, ref_target
 from git_retcon.reconstruct import fixloop, record, report, steps
 from git_retcon.reconstruct.context import Branches, Options, Run, Work, way_out
 from git_retcon.reconstruct.squash import squash
-from git_retcon.reconstruct.verify import verify
+from git_retcon.reconstruct.verify import check_base, verify
 from git_retcon.sandbox.runner import Verifier, check_command_exists
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import notes
@@ -62,6 +62,8 @@ def reconstruct(run: Run) -> None:
         spec = stored.spec
         verifier = Verifier(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command)
         report.skipped_commands(run, spec)
+        if tip == br.base:   # before commit 1: a command failing here is the command's fault
+            check_base(run, br, wt, verifier)
         stop: Stop = "complete"
         try:
             while (k := stored.spec.current()) is not None:

@@ -6,12 +6,43 @@ from __future__ import annotations
 from git_retcon import diff as hunks
 from git_retcon import rework
 from git_retcon.errors import RetconError
-from git_retcon.git.plumbing import get_commit
-from git_retcon.reconstruct.context import Work
-from git_retcon.sandbox.runner import Result
+from git_retcon.git.plumbing import get_commit, short
+from git_retcon.reconstruct.context import Branches, Run, Work
+from git_retcon.sandbox.runner import Result, Verifier
+from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import notes
 
 _LABELS = {"build": "Building", "test": "Tests"}
+_BASE_OUTPUT_LINES = 25   # of the base's failure, in the error: enough to see why
+
+
+def check_base(run: Run, br: Branches, wt: Worktree, verifier: Verifier) -> None:
+    """Build and test the base before commit 1 (once: the result is recorded on its tree).
+    A command that fails there would make commit 1 look stuck: say so before any model call."""
+    if not any(verifier.configured(kind) for kind in notes.COMMAND_KINDS):
+        return
+    ui = run.ui
+    ui.line(f"Checking the base ({short(br.base)})...")
+    wt.reset(br.base)
+    results = verifier.verify(
+        str(get_commit(run.repo, br.base).tree_id), on_start=lambda kind: ui.start(_LABELS[kind]),
+        on_done=lambda r: ui.finish(r.passed, verdict(r)), on_output=ui.output,
+    )
+    failed = next((r for r in results if not r.passed), None)
+    if failed is None:
+        return
+    where = f"on the base (merge-base {br.base[:12]})"
+    fix = f"fix `{failed.kind}` in the spec (git retcon spec edit {run.name}) so that it passes on the base"
+    if failed.result == "notfound":
+        raise RetconError(f"the {failed.kind} command `{failed.command}` is not found {where} (exit 127): {fix}")
+    if failed.result == "timeout":
+        raise RetconError(f"the {failed.kind} command `{failed.command}` timed out after {failed.seconds:.0f}s "
+                          f"{where}: {fix}, or raise `timeout` in the spec")
+    lines = failed.output.splitlines()
+    shown = (["[...]"] if len(lines) > _BASE_OUTPUT_LINES else []) + lines[-_BASE_OUTPUT_LINES:]
+    raise RetconError(
+        f"the {failed.kind} command fails {where}: `{failed.command}` exits {failed.exit_code}; {fix}, "
+        "then run again. Its output:\n" + "\n".join("  " + ln for ln in shown))
 
 
 def verify(w: Work) -> rework.Failure | None:

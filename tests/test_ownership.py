@@ -194,11 +194,12 @@ def test_status_says_branch_missing_and_check_fails(tmp_path):
 
 
 def test_the_cleaned_branch_checked_out_during_a_run_is_not_moved(tmp_path):
-    """The user checks the branch out while the run goes on (here: the first build does it,
-    once): the next move is refused, the user's work tree is left as it is."""
+    """The user checks the branch out while the run goes on (here: commit 1's build does it,
+    once; the base's build, before it, does not): the next move is refused, the user's work
+    tree is left as it is."""
     mine, once = tmp_path / "mine", tmp_path / "once"
-    checkout = (f"test -e {once} || {{ touch {once}; "
-                f"git -C {tmp_path / 'repo'} worktree add -q {mine} feature-clean; }}")
+    checkout = (f"if grep -q two util.py && ! test -e {once}; then touch {once}; "
+                f"git -C {tmp_path / 'repo'} worktree add -q {mine} feature-clean; fi")
     repo = planned(tmp_path / "repo", SPEC.replace('build = "test -f app.py -a -f util.py"',
                                                    f'build = "{checkout}"'))
     res = retcon(repo, "run", "-m", "retcon-paths")

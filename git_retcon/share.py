@@ -7,40 +7,38 @@ command line, so the user's remote configuration is never changed.
 
 A spec chain only fast-forwards (a diverged one is an error that says how to pick
 a side); notes are merged, a note both sides changed keeping the union of its
-JSON keys (ours win). Every local ref moves compare-and-swap, after the whole
-pull was checked, so a refused pull changes nothing but the remote-tracking refs.
+JSON keys (ours win). A local branch is created or moved only as the cleaned
+branch of a spec the pull brings, and only when its name is free or the branch is
+git-retcon's (git/ownership.py). The pull is one transaction: fetched into a
+scratch namespace, every move decided and checked, then all made at once
+(compare-and-swap); a refused pull changes nothing here.
 """
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
 import pygit2
 
 from git_retcon.errors import RetconError
+from git_retcon.git import ownership
 from git_retcon.git.plumbing import (
     cas_ref,
-    checked_out_in,
     clean_env,
     git,
     main_workdir,
     ref_target,
     short,
 )
+from git_retcon.state import spec as specmod
 from git_retcon.state.store import NOTES_REF, SPEC_PREFIX, TESTS_REF, Store
 
 BRANCHES = "refs/retcon-branches/"
 NOTES = (NOTES_REF, TESTS_REF)
-
-
-def tracking(remote: str) -> tuple[str, str, str]:
-    """Where pull keeps the remote's state: specs, branches, and notes (under
-    refs/notes/, the only place `git notes merge` accepts a notes ref)."""
-    return (f"refs/retcon-remote/{remote}/specs/", f"refs/retcon-remote/{remote}/branches/",
-            f"refs/notes/remotes/{remote}/")
 
 
 def pick_remote(repo: pygit2.Repository, remote: str | None) -> str:
@@ -102,63 +100,196 @@ def push(repo: pygit2.Repository, remote: str | None, no_verify: bool = False) -
 
 @dataclass
 class Move:
+    """One local ref the pull moves, compare-and-swap from old, and the line that says so."""
+
     ref: str
     new: str
     old: str | None
-    what: str
+    says: str
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """Where one pull fetches the remote's state: refs of its own, gone when it ends."""
+
+    refs: str           # the remote's specs under refs: specs/, its branches under branches/
+    notes: str          # under refs/notes/, the only place `git notes merge` accepts
+
+    @classmethod
+    def new(cls) -> Scratch:
+        tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"   # the pid: a killed pull's refs are swept
+        return cls(f"{_PULL}{tag}/", f"{_PULL_NOTES}{tag}/")
+
+    @property
+    def specs(self) -> str:
+        return self.refs + "specs/"
+
+    @property
+    def branches(self) -> str:
+        return self.refs + "branches/"
+
+
+_PULL = "refs/retcon-pull/"
+_PULL_NOTES = "refs/notes/retcon-pull/"
 
 
 def pull(repo: pygit2.Repository, remote: str | None) -> list[str]:
+    """Fetch REMOTE's state into a scratch namespace, decide every local move, check
+    them all, then make them in one transaction: a refused pull changes nothing here."""
     remote = pick_remote(repo, remote)
-    specs, branches, notes = tracking(remote)
-    proc = _git(repo, "fetch", "--no-tags", "--no-write-fetch-head", "--prune", remote,
-                f"+{SPEC_PREFIX}*:{specs}*", f"+{BRANCHES}*:{branches}*", f"+refs/notes/retcon*:{notes}retcon*")
+    _sweep_scratch(repo)
+    scratch = Scratch.new()
+    try:
+        return _pull(repo, remote, scratch)
+    finally:
+        for ref in list(repo.references):
+            if ref.startswith((scratch.refs, scratch.notes)):
+                repo.references.delete(ref)
+
+
+def _pull(repo: pygit2.Repository, remote: str, scratch: Scratch) -> list[str]:
+    proc = _git(repo, "fetch", "--no-tags", "--no-write-fetch-head", remote, f"+{SPEC_PREFIX}*:{scratch.specs}*",
+                f"+{BRANCHES}*:{scratch.branches}*", f"+refs/notes/retcon*:{scratch.notes}retcon*")
     if proc.returncode != 0:
         err = [line for line in proc.stderr.splitlines() if line.strip()]
         raise RetconError(f"git fetch from {remote} failed: {err[-1] if err else 'exit ' + str(proc.returncode)}")
-    theirs_specs = _under(repo, specs)
+    theirs_specs = _under(repo, scratch.specs)
     if not theirs_specs:
         return [f"{remote} has no git-retcon state: push it from the other clone with `git retcon push`"]
+    store = Store(repo)
+    their_branches = _under(repo, scratch.branches)
     moves: list[Move] = []
     problems: list[str] = []
     for name, theirs in theirs_specs.items():
-        ref = SPEC_PREFIX + name
-        how = _relation(repo, ref_target(repo, ref), theirs)
-        if how == "diverged":
-            problems.append(
-                f"spec '{name}' changed both here and on {remote}: keep theirs with "
-                f"`git update-ref {ref} {specs}{name}`, or yours with "
-                f"`git push {remote} +{ref}:{ref}`, then pull again")
-        elif how in ("create", "forward"):
-            moves.append(Move(ref, theirs, ref_target(repo, ref), f"spec '{name}'"))
-    for name, theirs in _under(repo, branches).items():
-        ref = f"refs/heads/{name}"
-        ours = ref_target(repo, ref)
-        how = _relation(repo, ours, theirs)
-        if how == "diverged":
-            problems.append(
-                f"branch '{name}' has commits here that {remote}'s lacks: take theirs with "
-                f"`git branch -f {name} {branches}{name}`, or push yours with `git retcon push {remote}`")
-        elif how in ("create", "forward"):
-            where = checked_out_in(repo, ref) if ours else None
-            if where is not None:
-                problems.append(f"branch '{name}' is checked out in {where} and must move to "
-                                f"{short(theirs)}: switch that work tree to another branch, then pull again")
-            moves.append(Move(ref, theirs, ours, f"branch '{name}'"))
-    if problems:
-        raise RetconError("; ".join(problems))
-    done = []
-    for m in moves:
-        cas_ref(repo, m.ref, m.new, m.old, f"retcon pull {remote}")
-        done.append(f"{m.what}: {'created' if m.old is None else 'fast-forwarded'} ({short(m.new)})")
+        _pull_spec(store, remote, name, theirs, their_branches, moves, problems)
     for ref in NOTES:
-        their_notes = ref_target(repo, notes + ref.removeprefix("refs/notes/"))
-        if their_notes is not None:
-            result = _merge_notes(repo, ref, notes + ref.removeprefix("refs/notes/"), their_notes)
-            if result:
-                done.append(f"{ref}: {result}")
-    done += _hints(Store(repo), remote, list(theirs_specs))
+        theirs_ref = scratch.notes + ref.removeprefix("refs/notes/")
+        their_notes = ref_target(repo, theirs_ref)
+        if their_notes is not None and not problems:
+            move = _merge_notes(repo, ref, theirs_ref, their_notes, scratch.notes + "merge-")
+            if move is not None:
+                moves.append(move)
+    if problems:
+        raise RetconError("; ".join(problems) + " (the pull changed nothing here)")
+    _apply(repo, moves, f"retcon pull {remote}")
+    done = [m.says for m in moves] + _hints(store, remote, list(theirs_specs))
     return done or [f"Already up to date with {remote}."]
+
+
+def _pull_spec(store: Store, remote: str, name: str, theirs: str, their_branches: dict[str, str],
+               moves: list[Move], problems: list[str]) -> None:
+    """The moves a pulled spec needs here (its chain, then its cleaned branch), or why not."""
+    repo = store.repo
+    ref = SPEC_PREFIX + name
+    ours = ref_target(repo, ref)
+    how = _relation(repo, ours, theirs)
+    if how == "diverged":
+        problems.append(
+            f"spec '{name}' changed both here and on {remote}: keep theirs with "
+            f"`git update-ref {ref} {theirs}`, or yours with "
+            f"`git push {remote} +{ref}:{ref}`, then pull again")
+        return
+    try:
+        spec = store.read(theirs if how in ("create", "forward") else ours or theirs, f"{remote}:{ref}")
+    except RetconError as exc:
+        problems.append(f"spec '{name}' on {remote} cannot be read: {exc}")
+        return
+    if ours is None:
+        why = ownership.name_problem(name) or ownership.taken_problem(repo, name, spec.source, spec.remote)
+        if why:
+            problems.append(f"spec '{name}' on {remote} cannot be created here: {why}")
+            return
+    if how in ("create", "forward"):
+        moves.append(Move(ref, theirs, ours, f"spec '{name}': {_verb(ours)} ({short(theirs)})"))
+    branch = their_branches.get(spec.cleaned)
+    if branch is not None:
+        _pull_branch(store, remote, name, spec, branch, moves, problems)
+
+
+def _pull_branch(store: Store, remote: str, name: str, spec: specmod.Spec, theirs: str,
+                 moves: list[Move], problems: list[str]) -> None:
+    """A pulled spec's cleaned branch: created when the name is free, fast-forwarded when
+    the local branch is git-retcon's for that spec and not checked out."""
+    repo = store.repo
+    cleaned = spec.cleaned
+    ref = ownership.branch_ref(cleaned)
+    ours = ref_target(repo, ref)
+    how = _relation(repo, ours, theirs)
+    if how == "diverged":
+        problems.append(
+            f"branch '{cleaned}' has commits here that {remote}'s lacks: take theirs with "
+            f"`git branch -f {cleaned} {theirs}`, or push yours with `git retcon push {remote}`")
+        return
+    if how not in ("create", "forward"):
+        return
+    if ours is None:
+        why = ownership.name_problem(cleaned) or ownership.taken_problem(repo, cleaned, spec.source, spec.remote)
+    else:
+        why = _foreign(store, name, spec)
+        where = ownership.checked_out_in(repo, cleaned)
+        if why is None and where is not None:
+            why = (f"it is checked out in {where} and must move to {short(theirs)}: switch that work tree "
+                   "to another branch, then pull again")
+    if why:
+        problems.append(f"branch '{cleaned}' cannot be {'created' if ours is None else 'moved'} here: {why}")
+        return
+    moves.append(Move(ref, theirs, ours, f"branch '{cleaned}': {_verb(ours)} ({short(theirs)})"))
+
+
+def _verb(old: str | None) -> str:
+    return "created" if old is None else "fast-forwarded"
+
+
+def _foreign(store: Store, name: str, pulled: specmod.Spec) -> str | None:
+    """Why the local cleaned branch is not git-retcon's, judged by the local spec (what
+    this clone ran) and by the pulled one (what the other clone ran): either will do."""
+    specs = [pulled] + ([store.load(name).spec] if store.exists(name) else [])
+    why: str | None = None
+    for spec in specs:
+        why = ownership.spec_branch_foreign(
+            store.repo, name, spec.cleaned, spec.source, spec.remote,
+            [s for c in spec.commits for s in c.created], any(c.history for c in spec.commits))
+        if why is None:
+            return None
+    return why
+
+
+def _apply(repo: pygit2.Repository, moves: list[Move], message: str) -> None:
+    """Every move at once: all refs locked, each checked against what the pull saw,
+    then all written; a ref that moved meanwhile refuses the lot."""
+    if not moves:
+        return
+    try:
+        with repo.transaction() as txn:
+            for m in moves:
+                txn.lock_ref(m.ref)
+            for m in moves:
+                if ref_target(repo, m.ref) != m.old:
+                    raise RetconError(f"{m.ref} moved while git-retcon was pulling: the pull changed nothing "
+                                      "here; pull again")
+            for m in moves:
+                txn.set_target(m.ref, m.new, message=message)
+    except pygit2.GitError as exc:
+        raise RetconError(f"could not update the pulled refs: {exc}: pull again") from None
+
+
+def _sweep_scratch(repo: pygit2.Repository) -> None:
+    """Drop what a killed pull left in its scratch namespace."""
+    for ref in list(repo.references):
+        for prefix in (_PULL, _PULL_NOTES):
+            pid = ref[len(prefix):].split("-")[0] if ref.startswith(prefix) else ""
+            if pid.isdigit() and not _alive(int(pid)):
+                repo.references.delete(ref)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _under(repo: pygit2.Repository, prefix: str) -> dict[str, str]:
@@ -178,37 +309,31 @@ def _relation(repo: pygit2.Repository, ours: str | None, theirs: str) -> str:
     return "diverged"
 
 
-def _merge_notes(repo: pygit2.Repository, ref: str, theirs_ref: str, theirs: str) -> str:
-    """Bring the remote's notes into ref; returns what happened ('' for nothing)."""
+def _merge_notes(repo: pygit2.Repository, ref: str, theirs_ref: str, theirs: str, scratch: str) -> Move | None:
+    """The move that brings the remote's notes into ref (None: nothing to bring). Both
+    sides added notes: a merge commit, built on scratch refs (the pull drops them)."""
     ours = ref_target(repo, ref)
     how = _relation(repo, ours, theirs)
     if how in ("same", "behind"):
-        return ""
+        return None
     if how in ("create", "forward"):
-        cas_ref(repo, ref, theirs, ours, "retcon pull: notes")
-        return "fast-forwarded" if ours else "created"
-    # Both sides added notes: a merge commit, built on a scratch ref and swapped in.
+        return Move(ref, theirs, ours, f"{ref}: {_verb(ours)}")
     assert ours is not None  # a missing ref is "create"
     store = Store(repo)
-    scratch = f"refs/notes/retcon-merge-{os.getpid()}"
-    base = f"{scratch}-base"
-    cas_ref(repo, scratch, ours, None, "retcon pull: notes merge")
+    work = scratch + ref.removeprefix("refs/notes/")
+    base = f"{work}-base"
+    cas_ref(repo, work, ours, None, "retcon pull: notes merge")
     common = repo.merge_base(ours, theirs)  # None: both sides started their notes apart
     if common is not None:
         cas_ref(repo, base, str(common), None, "retcon pull: notes merge base")
-    try:
-        both = _conflicts(repo, ref, theirs_ref, base)
-        git(main_workdir(repo), "notes", f"--ref={scratch}", "merge", "-q", "-s", "ours", theirs_ref)
-        for target, (mine, other) in both.items():
-            store.write_note(scratch, target, {**other, **mine})
-        merged = ref_target(repo, scratch)
-        assert merged is not None
-        cas_ref(repo, ref, merged, ours, "retcon pull: notes merged")
-    finally:
-        for r in (scratch, base):
-            if ref_target(repo, r) is not None:
-                repo.references.delete(r)
-    return f"merged ({len(both)} notes changed on both sides, keys combined)" if both else "merged"
+    both = _conflicts(repo, ref, theirs_ref, base)
+    git(main_workdir(repo), "notes", f"--ref={work}", "merge", "-q", "-s", "ours", theirs_ref)
+    for target, (mine, other) in both.items():
+        store.write_note(work, target, {**other, **mine})
+    merged = ref_target(repo, work)
+    assert merged is not None
+    return Move(ref, merged, ours, f"{ref}: merged" + (
+        f" ({len(both)} notes changed on both sides, keys combined)" if both else ""))
 
 
 def _note(repo: pygit2.Repository, target: str, ref: str) -> pygit2.Note | None:

@@ -106,10 +106,11 @@ def test_diverged_spec_is_refused_and_says_how_to_pick_a_side(tmp_path):
     res = retcon(b, "pull")
     assert res.code == 1
     assert ("spec 'feature-clean' changed both here and on origin: keep theirs with "
-            "`git update-ref refs/retcon/feature-clean refs/retcon-remote/origin/specs/feature-clean`") in res.err
+            f"`git update-ref refs/retcon/feature-clean {pushed}`") in res.err
     assert "or yours with `git push origin +refs/retcon/feature-clean:refs/retcon/feature-clean`" in res.err
     assert b.rev("refs/retcon/feature-clean") == mine  # nothing changed
-    b.git("update-ref", "refs/retcon/feature-clean", "refs/retcon-remote/origin/specs/feature-clean")
+    assert "retcon-pull" not in b.git("for-each-ref")  # nor left behind
+    b.git("update-ref", "refs/retcon/feature-clean", pushed)
     assert retcon(b, "pull").code == 0
     assert "A says" in retcon(b, "spec", "show").out
 
@@ -157,3 +158,52 @@ def test_push_without_a_remote_or_specs_says_what_to_do(tmp_path):
     bare_remote(empty, tmp_path / "remote2.git")
     res = retcon(empty, "push")
     assert res.code == 1 and "no specs to push" in res.err
+
+
+def test_pull_creates_only_the_branches_of_the_specs_it_pulls(tmp_path):
+    a = finished(tmp_path / "a")
+    remote = bare_remote(a, tmp_path / "remote.git")
+    assert git_push(a, "origin", "main", "feature").code == 0
+    assert retcon(a, "push").code == 0
+    # Something under refs/retcon-branches/ that no spec names (pushed by hand, or by a
+    # spec deleted since): not git-retcon's to make into a branch here.
+    assert git_push(a, "origin", "main:refs/retcon-branches/release").code == 0
+    b = clone(remote, tmp_path / "b")
+    res = retcon(b, "pull")
+    assert res.code == 0, res.text
+    assert "branch 'feature-clean': created" in res.out
+    assert "release" not in res.out
+    heads = b.git("for-each-ref", "--format=%(refname)", "refs/heads/")
+    assert "refs/heads/release" not in heads and "refs/heads/feature-clean" in heads
+    assert "retcon-pull" not in b.git("for-each-ref")
+
+
+def test_pull_never_moves_a_branch_that_is_not_git_retcons_and_changes_nothing(tmp_path):
+    a = finished(tmp_path / "a")
+    remote = bare_remote(a, tmp_path / "remote.git")
+    assert git_push(a, "origin", "main", "feature").code == 0
+    assert retcon(a, "push").code == 0
+    b = clone(remote, tmp_path / "b")
+    b.git("branch", "feature", "origin/feature")
+    # B has a branch of its own by that name, behind A's (so a fast-forward would do).
+    b.git("branch", "feature-clean", "main")
+    before = b.git("for-each-ref")
+    res = retcon(b, "pull")
+    assert res.code == 1, res.text
+    assert "branch 'feature-clean' cannot be moved here" in res.err
+    assert "git-retcon did not create it" in res.err
+    assert b.git("for-each-ref") == before   # no spec, no notes, no scratch refs: nothing
+
+
+def test_pull_does_not_create_a_branch_whose_name_is_taken_here(tmp_path):
+    a = finished(tmp_path / "a")
+    remote = bare_remote(a, tmp_path / "remote.git")
+    assert git_push(a, "origin", "main", "feature").code == 0
+    assert retcon(a, "push").code == 0
+    b = clone(remote, tmp_path / "b")
+    b.git("branch", "feature-clean/mine", "main")   # a directory of B's branches
+    before = b.git("for-each-ref")
+    res = retcon(b, "pull")
+    assert res.code == 1, res.text
+    assert "refs/heads/feature-clean/mine exists" in res.err and "Traceback" not in res.text
+    assert b.git("for-each-ref") == before

@@ -43,11 +43,28 @@ def git(cwd: Path | str, *args: str, check: bool = True, input: str | None = Non
 
 
 def open_repo(cwd: Path | str | None = None) -> pygit2.Repository:
-    start = str(cwd or os.getcwd())
-    path = pygit2.discover_repository(start)
-    if path is None:
-        raise RetconError("not a git repository: run this inside the repository you want to clean up")
-    repo = pygit2.Repository(path)
+    """The repository git itself would use: $GIT_DIR when it is set (`git --git-dir`,
+    hooks and scripts set it), else the one found from cwd; $GIT_WORK_TREE names its
+    work tree. (Our own git commands run without them: see clean_env.)"""
+    start = Path(cwd or os.getcwd())
+    env_dir = os.environ.get("GIT_DIR") if cwd is None else None
+    if env_dir:
+        try:
+            repo = pygit2.Repository(str(start / env_dir), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+        except pygit2.GitError:
+            raise RetconError(f"GIT_DIR={env_dir} is not a git repository: point it at one, or unset it") from None
+    else:
+        path = pygit2.discover_repository(str(start))
+        if path is None:
+            raise RetconError("not a git repository: run this inside the repository you want to clean up")
+        repo = pygit2.Repository(path)
+    work_tree = os.environ.get("GIT_WORK_TREE") if cwd is None else None
+    if work_tree:
+        try:
+            repo.workdir = str(start / work_tree)
+        except OSError:
+            raise RetconError(f"GIT_WORK_TREE={work_tree} does not exist: point it at the work tree, "
+                              "or unset it") from None
     if repo.is_bare:
         raise RetconError("this is a bare repository: git-retcon needs a repository with a work tree")
     return repo
@@ -63,7 +80,12 @@ def common_dir(repo: pygit2.Repository) -> Path:
 
 
 def main_workdir(repo: pygit2.Repository) -> Path:
-    return Path(repo.workdir) if repo.workdir else common_dir(repo).parent
+    """Where git-retcon's own git commands run to reach this repository: its work tree,
+    or its git directory when the work tree does not lead back to it (a $GIT_DIR kept
+    apart from its $GIT_WORK_TREE); git finds the repository from either."""
+    if repo.workdir and (Path(repo.workdir) / ".git").exists():
+        return Path(repo.workdir)
+    return common_dir(repo)
 
 
 def resolve_commit(repo: pygit2.Repository, name: str, what: str) -> pygit2.Commit:

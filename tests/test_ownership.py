@@ -210,3 +210,19 @@ def test_the_cleaned_branch_checked_out_during_a_run_is_not_moved(tmp_path):
     assert GitRepo(mine).git("symbolic-ref", "HEAD") == "refs/heads/feature-clean"
     assert GitRepo(mine).rev("HEAD") == repo.rev("feature-clean")
     assert GitRepo(mine).status() == ""
+
+
+def test_a_branch_the_user_is_rebasing_is_checked_out_and_never_touched(tmp_path):
+    """Mid-rebase HEAD is detached, yet git counts the branch as checked out; so does git-retcon."""
+    repo = finished(tmp_path / "repo")
+    repo.git("checkout", "-q", "feature-clean")
+    tip = repo.rev("feature-clean")
+    proc = subprocess.run(["git", "rebase", "-q", "-i", "HEAD~2"], cwd=repo.path, capture_output=True, text=True,
+                          env={**os.environ, "GIT_SEQUENCE_EDITOR": "sed -i 1s/^pick/edit/"})
+    assert proc.returncode == 0, proc.stderr
+    assert repo.git("status").startswith("interactive rebase in progress")
+    for args in (["abort", "feature-clean"], ["squash", "feature-clean"]):
+        refused(retcon(repo, *args), "branch 'feature-clean' is checked out in", str(repo.path))
+    assert repo.rev("refs/heads/feature-clean") == tip
+    repo.git("rebase", "--abort")
+    assert repo.rev("HEAD") == tip

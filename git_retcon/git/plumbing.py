@@ -274,15 +274,3 @@ def first_parent_chain(repo: pygit2.Repository, tip: str, stop: str) -> list[str
         cur = find_commit(repo, cur.parent_ids[0])
     chain.reverse()
     return chain
-
-
-def checked_out_in(repo: pygit2.Repository, branch_ref: str) -> Path | None:
-    """The work tree (main or linked) that has branch_ref checked out, if any."""
-    out = git(main_workdir(repo), "worktree", "list", "--porcelain")
-    path: str | None = None
-    for line in out.splitlines():
-        if line.startswith("worktree "):
-            path = line[len("worktree "):]
-        elif line == f"branch {branch_ref}" and path:
-            return Path(path)
-    return None

@@ -10,7 +10,6 @@ from pathlib import Path, PurePosixPath
 import pygit2
 from pygit2.enums import FileMode
 
-from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import common_dir, git, main_workdir
 from git_retcon.state.store import safe_name
 
@@ -225,13 +224,3 @@ def _prune_empty_dirs(start: Path, root: Path) -> None:
         except OSError:
             return
         cur = cur.parent
-
-
-def ensure_not_checked_out(repo: pygit2.Repository, branch: str) -> None:
-    from git_retcon.git.plumbing import checked_out_in
-
-    where = checked_out_in(repo, f"refs/heads/{branch}")
-    if where is not None:
-        raise RetconError(
-            f"branch '{branch}' is checked out in {where}: switch that work tree to another branch first"
-        )

@@ -41,7 +41,7 @@ def machine_error(exc: BaseException, path: str | None = None, under: str | None
     file: `under` says where git-retcon was writing."""
     code = exc.errno if isinstance(exc, OSError) else None
     known = _MACHINE.get(code) if code is not None else None
-    if known is None:
+    if known is None and code is None and _from_libgit2(exc):
         known = next((v for v in _MACHINE.values() if v[0] in str(exc)), None)
     if known is None:
         return None
@@ -54,3 +54,9 @@ def machine_error(exc: BaseException, path: str | None = None, under: str | None
     else:   # libgit2's own words, which name the file when they can
         what = str(exc) + (f" (writing under {under})" if under and under not in str(exc) else "")
     return RetconError(f"{what}: {todo}, then run the command again")
+
+
+def _from_libgit2(exc: BaseException) -> bool:
+    """pygit2's errors (GitError, or OSError without an errno): libgit2 says the cause in words.
+    Our own errors quoting such words (a tool's answer) are not matched."""
+    return isinstance(exc, OSError) or any(c.__name__ == "GitError" for c in type(exc).__mro__)

@@ -23,6 +23,7 @@ from git_retcon.cli import (  # noqa: F401
 )
 from git_retcon.cli.group import cli
 from git_retcon.errors import RetconError, StuckStop
+from git_retcon.git.plumbing import known_failure
 
 __all__ = ["cli", "main"]
 
@@ -51,6 +52,10 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit:
         raise
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+        known = known_failure(exc, os.getcwd())   # a full disk, a SHA-256 repository: no bug
+        if known is not None:
+            click.echo(f"error: {known}", err=True)
+            sys.exit(known.exit_code)
         if os.environ.get("RETCON_DEBUG"):
             raise
         click.echo(f"error: internal error: {type(exc).__name__}: {exc} "

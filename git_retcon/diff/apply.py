@@ -22,6 +22,7 @@ from git_retcon.diff.hunk import (
     start_index,
 )
 from git_retcon.diff.workdir import Journal, remove, write
+from git_retcon.errors import machine_error
 from git_retcon.git.plumbing import get_blob
 
 
@@ -235,6 +236,9 @@ def _commit_changes(repo: pygit2.Repository, index: pygit2.Index, workdir: Path,
         for entry in old.values():
             index.add(entry)
         lost = journal.undo()
+        machine = machine_error(exc, str(workdir / path) if path else None)
+        if machine is not None:
+            raise machine from None   # a full disk: not the hunk's fault, nor the model's
         why = f"writing {path} failed: {exc.strerror}" if isinstance(exc, OSError) and exc.strerror else str(exc)
         if lost:
             why += f" (and {', '.join(lost[:5])} could not be put back: reset the worktree)"

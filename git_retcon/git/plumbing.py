@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import pygit2
 
-from git_retcon.errors import RetconError
+from git_retcon.errors import RetconError, machine_error
 
 # Variables git exports to hooks and aliases; inherited by our own git calls they
 # would point those calls at the user's index or work tree instead of ours.
@@ -68,6 +68,23 @@ def open_repo(cwd: Path | str | None = None) -> pygit2.Repository:
     if repo.is_bare:
         raise RetconError("this is a bare repository: git-retcon needs a repository with a work tree")
     return repo
+
+
+def known_failure(exc: Exception, cwd: Path | str) -> RetconError | None:
+    """An exception that is an ordinary condition, not a bug, as the one line to show:
+    a repository libgit2 cannot read (SHA-256 object ids), a full disk or a read-only
+    file system (naming the repository git-retcon was writing in); None for anything else."""
+    text = str(exc)
+    if "unknown object format" in text:
+        where = text.split(": unknown object format")[0]
+        return RetconError(f"{where}: a SHA-256 repository (extensions.objectFormat), which git-retcon does "
+                           f"not support: it works through libgit2 {pygit2.LIBGIT2_VERSION}, which reads "
+                           "SHA-1 repositories only")
+    try:
+        git_dir = pygit2.discover_repository(str(cwd))
+    except (pygit2.GitError, OSError):
+        git_dir = None
+    return machine_error(exc, under=git_dir.rstrip("/") if git_dir else str(cwd))
 
 
 def common_dir(repo: pygit2.Repository) -> Path:

@@ -23,9 +23,13 @@ def choose(repo: pygit2.Repository, cli: str | None, spec_model: str | None) -> 
 
 
 def _ensure_builtin() -> None:
-    """Register retcon-paths when git-retcon runs without its entry point installed."""
+    """Register retcon-paths when git-retcon runs without its entry point installed.
+
+    llm's plugins are loaded first, as llm would: registered before them, ours would
+    clash with llm registering the same entry point (LLM_LOAD_PLUGINS=git-retcon)."""
     from git_retcon.model import paths as paths_model
 
+    llm.plugins.load_plugins()  # type: ignore[no-untyped-call]  # unannotated in llm
     if llm.plugins.pm.is_registered(paths_model):
         return
     names = {name for name, _ in llm.plugins.pm.list_name_plugin()}

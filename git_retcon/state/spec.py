@@ -104,6 +104,11 @@ class LogicalCommit:
         return ""
 
 
+# Seconds a command may run: past a week it is no timeout, and far past it, too large for
+# the clocks that wait on it.
+MAX_TIMEOUT = 7 * 24 * 3600
+
+
 @dataclass
 class Spec:
     source: str
@@ -218,10 +223,10 @@ class _Parser:
                                 "cleaned")
         build, test, model = (self.optional_str(data, name) for name in ("build", "test", "model"))
         timeout = data.get("timeout")
-        if timeout is not None and (type(timeout) is not int or timeout <= 0):
+        if timeout is not None and (type(timeout) is not int or not 0 < timeout <= MAX_TIMEOUT):
             got = _q(timeout) if type(timeout) is int else _type(timeout)
-            raise self.fail(f"'timeout' must be a positive integer of seconds, not {got}: e.g. timeout = 600",
-                            "timeout")
+            raise self.fail(f"'timeout' must be a positive integer of seconds, at most {MAX_TIMEOUT} (a week), "
+                            f"not {got}: e.g. timeout = 600", "timeout")
         raw = data.get("commit")
         if raw is None or raw == []:
             raise self.fail("no [[commit]] entries: add at least one logical commit", "commit")

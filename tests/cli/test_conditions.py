@@ -1,0 +1,131 @@
+"""Ordinary conditions of a machine or a repository get one line that names the file or
+the cause and what to do, exit 1: never "internal error, please report it"."""
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from testing.flow import SPEC, call, feature_repo, retcon, retcon_proc, turn
+from testing.gitrepo import GitRepo
+
+
+def one_line_error(res, *words):
+    assert res.code == 1, res.text
+    assert "Traceback" not in res.text and "internal error" not in res.text, res.text
+    lines = [ln for ln in res.err.splitlines() if ln.strip()]
+    assert len(lines) == 1, res.err
+    for w in words:
+        assert w in lines[0], lines[0]
+    return lines[0]
+
+
+def plan(repo, tmp_path, text):
+    (tmp_path / "s.toml").write_text(text)
+    return retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit")
+
+
+# -- a full disk -------------------------------------------------------------------------------
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MB file system (tmpfs) to fill up; mounting one needs root."""
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a small file system here (needs root)")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def fill(disk: Path, leave: int = 0) -> None:
+    """Fill the file system but for about `leave` bytes."""
+    with contextlib.suppress(OSError), open(disk / "filler", "wb") as f:   # full: as intended
+        f.write(b"\0" * max(shutil.disk_usage(disk).free - leave, 0))
+
+
+def test_a_full_disk_when_the_spec_is_saved_is_one_line_naming_where(small_disk, tmp_path):
+    repo = feature_repo(small_disk / "repo")
+    fill(small_disk)
+    line = one_line_error(plan(repo, tmp_path, SPEC), "No space left on device", "free some space")
+    assert str(repo.path / ".git") in line, line
+
+
+def test_a_full_disk_inside_a_tool_stops_the_run_naming_the_file(small_disk, tmp_path, scripted):
+    repo = feature_repo(small_disk / "repo")
+    assert plan(repo, tmp_path, SPEC.replace('build = "python3 -m py_compile app.py util.py"\n', "")
+                .replace("test = \"python3 -c 'import app; app.main()'\"\n", "")).code == 0
+    log = scripted({"1/extract": [turn(call("write_file", path="big.txt", content="x" * 400_000))]
+                    + [turn(call("read_diff"))] * 12})
+    assert retcon(repo, "run", "-m", "scripted", "--dry-run").code == 0
+    fill(small_disk, leave=200_000)   # room for the worktree's checkout, not for big.txt
+
+    res = retcon(repo, "run", "-m", "scripted")
+
+    line = one_line_error(res, "big.txt: No space left on device", "free some space")
+    assert line.startswith(f"error: {repo.path / '.git'}/"), line     # the file, by its full path
+    assert "stuck" not in res.text
+    assert len(log.read_text().splitlines()) == 1       # the model is not asked to deal with it
+
+
+def test_a_full_disk_while_hunks_are_applied_stops_the_run_and_leaves_the_worktree_as_it_was(
+        small_disk, tmp_path, scripted):
+    repo = GitRepo.init(small_disk / "repo")
+    repo.commit("base", {"a.txt": "one\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("big", {"a.txt": "two\n", "big.bin": bytes(range(256)) * 1200})   # 300 KB, stored compressed
+    repo.git("checkout", "-q", "main")
+    assert plan(repo, tmp_path, 'source = "feature"\nremote = "main"\ncleaned = "clean"\n'
+                '[[commit]]\nmessage = "all"\n').code == 0
+    log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids="$ids:"))] + [turn(call("read_diff"))] * 12})
+    assert retcon(repo, "run", "-m", "scripted", "--dry-run").code == 0
+    wt = repo.path / ".git" / "retcon" / "worktrees" / "clean"
+    fill(small_disk, leave=150_000)
+
+    res = retcon(repo, "run", "-m", "scripted")
+
+    line = one_line_error(res, f"{wt}/big.bin: No space left on device", "free some space")
+    assert len(log.read_text().splitlines()) == 1
+    assert (wt / "a.txt").read_text() == "one\n" and not (wt / "big.bin").exists()   # all or nothing
+    assert line
+
+
+# -- repositories and environments git-retcon cannot or must work with -------------------------
+
+def test_a_sha256_repository_is_refused_as_unsupported(tmp_path):
+    path = tmp_path / "sha"
+    subprocess.run(["git", "init", "-q", "-b", "main", "--object-format=sha256", str(path)], check=True)
+    repo = GitRepo(path)
+    repo.commit("base", {"a": "1\n"})
+    for args in (["list"], ["plan", "--from-commits", "--source", "main", "--onto", "main", "--no-edit"]):
+        one_line_error(retcon(repo, *args), "a SHA-256 repository", "does not support", str(path))
+
+
+def test_llm_load_plugins_naming_git_retcon_loads_it_once(tmp_path):
+    repo = feature_repo(tmp_path / "repo")
+    assert plan(repo, tmp_path, SPEC).code == 0
+    res = retcon_proc(repo, "run", "-m", "no-such-model", env={"LLM_LOAD_PLUGINS": "git-retcon"})
+    one_line_error(res, "unknown model 'no-such-model'")
+    res = retcon_proc(repo, "run", "-m", "retcon-paths", env={"LLM_LOAD_PLUGINS": "git-retcon"})
+    assert res.code == 0, res.text
+    assert repo.tree("feature-clean") == repo.tree("feature")
+
+
+# -- spec values -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, words", [
+    ("9223372036854775807", ["s.toml line 3", "'timeout'", "at most 604800"]),
+    ("604801", ["'timeout'", "at most 604800"]),
+    ("-5", ["'timeout'", "positive integer"]),
+    ("0", ["'timeout'", "positive integer"]),
+])
+def test_a_timeout_out_of_range_is_refused_when_the_spec_is_saved(tmp_path, value, words):
+    repo = feature_repo(tmp_path / "repo")
+    before = repo.git("for-each-ref")
+    one_line_error(plan(repo, tmp_path, SPEC.replace('remote = "main"', f'remote = "main"\ntimeout = {value}')),
+                   *words)
+    assert repo.git("for-each-ref") == before

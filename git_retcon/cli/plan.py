@@ -7,7 +7,7 @@ import click
 
 from git_retcon.cli.group import cli, open_store
 from git_retcon.errors import RetconError
-from git_retcon.git.plumbing import ref_target
+from git_retcon.git.plumbing import check_identity, ref_target
 from git_retcon.state import spec as specmod
 from git_retcon.state import spectoml
 from git_retcon.ui import UI
@@ -51,6 +51,7 @@ def plan(source: str | None, remote: str | None, cleaned: str | None, from_file:
 
     store = open_store()
     repo = store.repo
+    check_identity(store.git_dir)   # the spec is saved as a commit: refuse before any model call
     proposal: planmod.Proposed | None = None
     if from_file and from_commits:
         raise click.UsageError("--from-file and --from-commits exclude each other")

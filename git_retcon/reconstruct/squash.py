@@ -13,14 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import cast
 
-import pygit2
-
 from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
 from git_retcon.git import ownership
 from git_retcon.git.plumbing import (
     full_sha,
     get_commit,
+    make_commit,
     short,
     signature,
 )
@@ -77,8 +76,7 @@ def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
             parent = shas[-1]
             continue
         first, last = get_commit(repo, shas[0]), get_commit(repo, shas[-1])
-        new = str(repo.create_commit(None, first.author, committer, first.message, last.tree_id,
-                                     [pygit2.Oid(hex=parent)]))
+        new = make_commit(repo, str(last.tree_id), [parent], first.message, first.author, committer)
         notes.write_commit(store, new, _note(store, stored, k, shas, fold))
         made[k] = new
         parent = new

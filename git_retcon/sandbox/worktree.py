@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 import pygit2
 from pygit2.enums import FileMode
 
-from git_retcon.git.plumbing import common_dir, git, main_workdir
+from git_retcon.git.plumbing import common_dir, git, main_workdir, make_commit
 from git_retcon.state.store import safe_name
 
 
@@ -202,9 +202,7 @@ class Worktree:
     def commit(self, message: str, parent: str, author: pygit2.Signature,
                committer: pygit2.Signature) -> str:
         """A commit object of the index's tree on parent; moves no ref."""
-        tree = self.index.write_tree(self.repo)
-        oid = self.repo.create_commit(None, author, committer, message, tree, [parent])
-        return str(oid)
+        return make_commit(self.repo, str(self.index.write_tree(self.repo)), [parent], message, author, committer)
 
     def move_head(self, commit: str) -> None:
         """After a commit of the index: files were written only through the tools,

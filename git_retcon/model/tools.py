@@ -238,6 +238,9 @@ class Session:
         """Commit the worktree as it is now. Ends this step. An empty message means the
         spec's message (or, for a fix, `WIP: ` and the failure's summary)."""
         self._open()
+        if "\0" in message:
+            raise ToolError("message contains a NUL character (\\u0000), which a git commit message cannot hold: "
+                            "call create_commit again without it; nothing was committed", "other")
         parent_tree = str(get_commit(self.wt.repo, self.parent).tree_id)
         tree = self.wt.tree()
         if tree == parent_tree:

@@ -264,9 +264,12 @@ class _Parser:
         message = raw.get("message")
         if message is None:
             raise self.fail("'message' is missing: add message = \"...\" under this [[commit]]", k=k)
-        if not isinstance(message, str) or not message:
-            got = "empty" if message == "" else _type(message)
+        if not isinstance(message, str) or not message.strip():
+            got = "empty" if message == "" else "blank" if isinstance(message, str) else _type(message)
             raise self.fail(f"'message' must be a non-empty string, not {got}: write the commit message", "message", k)
+        if "\0" in message:
+            raise self.fail("'message' contains a NUL character (\\u0000), which a git commit message cannot hold: "
+                            "remove it", "message", k)
         hints = raw.get("hints", "")
         if not isinstance(hints, str):
             raise self.fail(f"'hints' must be a string, not {_type(hints)}: e.g. hints = \"\"\"...\"\"\"", "hints", k)

@@ -256,16 +256,17 @@ TRICKY = [
 
 
 def _roundtrip_spec(s: str) -> Spec:
+    m = s.replace("\x00", "")   # a commit message cannot hold a NUL (refused, tested elsewhere)
     return Spec(
         source="src", remote="origin/main", cleaned="clean",
         build=s or "b", test="t" + s, timeout=5, model="m" + s,
         commits=[
             LogicalCommit(
-                message="x" + s, hints=s, paths=["p" + s, "q/" + s],
+                message="x" + m, hints=s, paths=["p" + s, "q/" + s],
                 history=[CommitCreated("abcd"), Stuck(s), Resolved(s),
                          CommitCreated("0123456789abcdef0123456789abcdef01234567")],
             ),
-            LogicalCommit(message=s + "y", hints=s + s, history=[Stuck(s + "\n" + s), Complete()]),
+            LogicalCommit(message=m + "y", hints=s + s, history=[Stuck(s + "\n" + s), Complete()]),
         ],
     )
 

@@ -1,0 +1,55 @@
+"""Commit messages git can keep: a NUL is refused (spec save: with the line; the model:
+a tool error it can recover from), and a blank message never makes an empty one."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from testing.fixcase import BRIEF_IDS, make
+from testing.flow import SPEC, call, feature_repo, retcon, take, turn
+
+
+def plan(repo, tmp_path, text):
+    (tmp_path / "s.toml").write_text(text)
+    return retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit")
+
+
+@pytest.mark.parametrize("message, words", [
+    ('"util: add\\u0000 two()"', ["s.toml line 8", "'message'", "NUL character"]),
+    ('"   "', ["s.toml line 8", "'message'", "not blank"]),
+    ('"""\n\n  \n"""', ["'message'", "not blank"]),
+])
+def test_a_message_git_cannot_keep_is_refused_when_the_spec_is_saved(tmp_path, message, words):
+    repo = feature_repo(tmp_path / "repo")
+    before = repo.git("for-each-ref")
+    res = plan(repo, tmp_path, SPEC.replace('message = "util: add two()"', f"message = {message}"))
+    assert res.code == 1, res.text
+    lines = [ln for ln in res.err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in res.text, res.err
+    for w in words:
+        assert w in lines[0], lines[0]
+    assert repo.git("for-each-ref") == before
+
+
+def test_a_nul_in_the_models_message_is_a_tool_error_and_never_cuts_the_message(tmp_path, scripted):
+    repo = make(tmp_path, docs=1)
+    log = scripted({
+        "1/extract": take("app.py"),
+        "1/fix/1": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)),
+                    turn(call("create_commit", message="WIP: take\x00 two() and more")),
+                    turn(call("create_commit", message="   \n\t "))],
+        "2/extract": take(""),
+    })
+
+    res = retcon(repo, "run", "-m", "scripted")
+
+    assert res.code == 0, res.text
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    answers = [e["results"][-1] for e in entries if e["keys"][0] == "1/fix/1" and e["results"]]
+    assert answers[1].startswith("Error: message contains a NUL character"), answers
+    made = repo.git("rev-list", "main..feature-clean").split()
+    assert len(made) == 3
+    assert all(repo.git("log", "-1", "--format=%B", sha) for sha in made)   # no empty commit message
+    wip = repo.log("main..feature-clean", "%s")[1]
+    assert wip.startswith("WIP: ") and len(wip) > len("WIP: "), wip   # the failure's summary, not a cut text

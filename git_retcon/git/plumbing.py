@@ -81,7 +81,7 @@ def known_failure(exc: Exception, cwd: Path | str) -> RetconError | None:
                            f"not support: it works through libgit2 {pygit2.LIBGIT2_VERSION}, which reads "
                            "SHA-1 repositories only")
     try:
-        git_dir = pygit2.discover_repository(str(cwd))
+        git_dir = os.environ.get("GIT_DIR") or pygit2.discover_repository(str(cwd))
     except (pygit2.GitError, OSError):
         git_dir = None
     return machine_error(exc, under=git_dir.rstrip("/") if git_dir else str(cwd))

@@ -76,8 +76,9 @@ def tree_result(store: Store, sha: str) -> tuple[str, str] | None:
 
 
 # The cleaned branch as status shows it: not made yet, as recorded (with commits on
-# top to adopt, maybe), gone although commits are recorded on it, or not holding them.
-BranchState = Literal["none", "ok", "missing", "moved"]
+# top to adopt, maybe), gone although commits are recorded on it, not holding them,
+# or a branch git-retcon did not make.
+BranchState = Literal["none", "ok", "missing", "moved", "foreign"]
 
 
 def branch_state(store: Store, stored: Stored) -> BranchState:
@@ -87,6 +88,9 @@ def branch_state(store: Store, stored: Stored) -> BranchState:
     tip = ownership.branch_tip(repo, spec.cleaned)
     if tip is None:
         return "missing" if recorded else "none"
+    if ownership.spec_branch_foreign(repo, stored.name, spec.cleaned, spec.source, spec.remote, recorded,
+                                     any(c.history for c in spec.commits)):
+        return "foreign"
     if not recorded:
         return "ok"
     try:
@@ -134,6 +138,14 @@ def verify(store: Store, stored: Stored, allow_wip: bool = False, rerun: bool = 
     recorded = [full_sha(repo, s) for c in spec.commits for s in c.created]
     on = ownership.chain(repo, spec.cleaned, base, len(recorded) + _SLACK)
     chain, on_base = on.commits, on.on_base
+    started = any(c.history for c in spec.commits)
+    foreign = ownership.foreign(repo, name, spec.cleaned, base, recorded, started,
+                                (str(src.id), str(fork.remote.id))) if on_base else None
+    if foreign:
+        # run would refuse it too: saying "run to adopt them" would send the user in a circle.
+        v.add(False, f"{foreign}: git-retcon neither checks nor adopts it; rename or delete that branch, "
+                     f"or give the spec another `cleaned` name")
+        return v
     v.add(*_chain_item(stored, chain, on_base, recorded, base))
     v.add(*_tree_item(repo, stored, tip, src, base, complete=not open_))
     if rerun:

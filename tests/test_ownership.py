@@ -143,6 +143,10 @@ def test_run_refuses_a_branch_it_did_not_make_at_an_ancestor_of_the_source(tmp_p
     line = refused(res, "feature-clean", "did not make")
     assert "Resuming" not in res.out, line
     assert refs(repo) == before
+    # check and status agree with run: not "run to adopt them", which run would refuse.
+    res = retcon(repo, "check")
+    assert res.code == 1 and "did not make" in res.out and "to adopt and test them" not in res.out, res.text
+    assert "feature-clean: branch not git-retcon's" in retcon(repo, "status").out
     # abort keeps it, and says so.
     res = retcon(repo, "abort", "feature-clean")
     assert res.code == 0, res.text
@@ -167,6 +171,15 @@ def test_run_and_abort_never_touch_main_named_as_cleaned(tmp_path):
 
 def test_abort_deletes_the_branch_it_made(tmp_path):
     repo = finished(tmp_path / "repo")
+    res = retcon(repo, "abort", "feature-clean")
+    assert res.code == 0, res.text
+    assert "Deleted branch feature-clean" in res.out
+    assert "refs/heads/feature-clean" not in refs(repo)
+
+
+def test_abort_deletes_the_branch_it_made_after_the_source_is_gone(tmp_path):
+    repo = finished(tmp_path / "repo")
+    repo.git("branch", "-D", "feature")
     res = retcon(repo, "abort", "feature-clean")
     assert res.code == 0, res.text
     assert "Deleted branch feature-clean" in res.out

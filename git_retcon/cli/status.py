@@ -36,7 +36,8 @@ def status(name: str | None, as_json: bool) -> None:
         click.echo(json.dumps(doc, indent=2))
         return
     # The spec's history alone would say "complete" for a branch deleted by hand.
-    state = {"missing": "branch missing", "moved": "branch moved"}.get(branch, spec.state)
+    state = {"missing": "branch missing", "moved": "branch moved",
+             "foreign": "branch not git-retcon's"}.get(branch, spec.state)
     click.echo(f"{stored.name}: {state} ({spec.source} onto {spec.remote} -> {spec.cleaned})")
     click.echo(f"{'#':>3}  {'state':<11} {'commits':>7} {'wip':>3}  {'build':<7} {'test':<7} {'tokens':>9}  message")
     for r in rows:
@@ -56,6 +57,9 @@ def status(name: str | None, as_json: bool) -> None:
         click.echo(f"\nBranch '{spec.cleaned}' is gone, but the spec records commits on it: restore it "
                    f"(git branch {spec.cleaned} {rows_last(rows)}), or start over with "
                    f"`git retcon abort {stored.name}`")
+    elif branch == "foreign":
+        click.echo(f"\nA branch '{spec.cleaned}' exists that git-retcon did not make: run refuses to touch it; "
+                   "rename or delete it, or give the spec another `cleaned` name")
     elif branch == "moved":
         click.echo(f"\nBranch '{spec.cleaned}' no longer holds the recorded commits: "
                    f"`git retcon check {stored.name}` says how to repair it")

@@ -239,3 +239,12 @@ def test_a_branch_the_user_is_rebasing_is_checked_out_and_never_touched(tmp_path
     assert repo.rev("refs/heads/feature-clean") == tip
     repo.git("rebase", "--abort")
     assert repo.rev("HEAD") == tip
+
+
+def test_a_ref_made_after_the_plan_in_the_way_of_the_branch_is_one_line(tmp_path):
+    repo = planned(tmp_path / "repo", SPEC.replace('cleaned = "feature-clean"', 'cleaned = "topic/clean"'))
+    repo.git("branch", "topic", "main")
+    before = refs(repo)
+    refused(retcon(repo, "run", "-m", "retcon-paths"), "cannot create branch 'topic/clean'",
+            "refs/heads/topic exists")
+    assert refs(repo) == before

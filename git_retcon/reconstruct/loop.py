@@ -44,6 +44,7 @@ def reconstruct(run: Run) -> None:
         return
     model = _ready_model(run, stored.spec) if stored.spec.current() is not None else None
     refuse_checked_out(repo, stored.spec.cleaned)
+    record.refuse_taken(repo, stored.spec)
     with store.lock(name):
         stored = store.load(name)  # re-read under the lock
         store.sweep_scratch()

@@ -45,6 +45,18 @@ def refuse_foreign(repo: pygit2.Repository, name: str, spec: specmod.Spec, br: B
             f"or delete that branch if you do not need it")
 
 
+def refuse_taken(repo: pygit2.Repository, spec: specmod.Spec) -> None:
+    """A cleaned branch still to be made: its name was free when the spec was saved, but
+    a ref made since (or an older version's save) may stand in the way now."""
+    if ownership.branch_tip(repo, spec.cleaned) is not None:
+        return
+    taken = ownership.name_problem(spec.cleaned) or ownership.taken_problem(repo, spec.cleaned, spec.source,
+                                                                            spec.remote)
+    if taken:
+        raise ownership.NotOurs(f"cannot create branch '{spec.cleaned}': {taken}: rename what is in the way, "
+                                "or give the spec another `cleaned` name")
+
+
 def start_branch(run: Run, stored: Stored, br: Branches) -> str:
     """The cleaned branch's tip, creating it at the merge-base on the first run."""
     spec = stored.spec

@@ -297,8 +297,6 @@ def make_commit(repo: pygit2.Repository, tree: str, parents: list[str], message:
     """A commit object (no ref moves), signed when commit.gpgSign says so, as `git commit`
     signs it: through git itself (`git commit-tree -S`), so gpg.format, gpg.program and
     user.signingKey mean what they mean to git."""
-    if "\0" in message:   # libgit2 would cut the message there, git refuses it
-        raise RetconError("a commit message cannot hold a NUL character: remove it from the message")
     git_dir = str(common_dir(repo))
     if git_dir not in _SIGN:
         # Asked of git, not libgit2: `git -c commit.gpgSign=true retcon ...` counts too.

@@ -12,6 +12,7 @@ import pygit2
 from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
 from git_retcon.git import ownership
+from git_retcon.git.message import cleanup
 from git_retcon.git.plumbing import cas_ref, full_sha, short, signature
 from git_retcon.model.tools import Outcome
 from git_retcon.reconstruct.context import Branches, Run, Work
@@ -120,6 +121,7 @@ def create_commit(w: Work, message: str, fix: bool, parent: str, brief: Brief | 
     c = w.commit
     if not fix:
         message = initial_message(c.message, message)
+    message = cleanup(message)   # as `git commit -m` stores it; never empty: the spec's or `WIP: ...`
     author = signature(w.wt.path, "AUTHOR")
     committer = signature(w.wt.path, "COMMITTER")
     sha = w.wt.commit(message, parent, author, committer)

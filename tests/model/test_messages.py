@@ -3,6 +3,7 @@ a tool error it can recover from), and a blank message never makes an empty one.
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -53,3 +54,21 @@ def test_a_nul_in_the_models_message_is_a_tool_error_and_never_cuts_the_message(
     assert all(repo.git("log", "-1", "--format=%B", sha) for sha in made)   # no empty commit message
     wip = repo.log("main..feature-clean", "%s")[1]
     assert wip.startswith("WIP: ") and len(wip) > len("WIP: "), wip   # the failure's summary, not a cut text
+
+
+def test_a_models_message_is_stored_as_git_commit_m_would_store_it(tmp_path, scripted):
+    repo = make(tmp_path, docs=1)
+    raw = "WIP: take two()   \r\n\r\n\r\n\r\nutil.two() was missing.\t \r\n\n\n"
+    scripted({
+        "1/extract": take("app.py"),
+        "1/fix/1": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message=raw))],
+        "2/extract": take(""),
+    })
+
+    assert retcon(repo, "run", "-m", "scripted").code == 0
+
+    wip = repo.git("rev-list", "main..feature-clean").split()[1]
+    stored = subprocess.run(["git", "cat-file", "commit", wip], cwd=repo.path, capture_output=True,
+                            text=True, check=True).stdout.split("\n\n", 1)[1]
+    by_git = subprocess.run(["git", "stripspace"], input=raw, capture_output=True, text=True, check=True).stdout
+    assert stored == by_git == "WIP: take two()\n\nutil.two() was missing.\n"

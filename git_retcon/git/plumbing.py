@@ -21,6 +21,12 @@ _GIT_LOCAL_VARS = (
 )
 
 
+# libgit2 refuses a repository with an extension it does not know. partialclone (older
+# gits wrote it for `git clone --filter`) is one git-retcon can work with: git fetches
+# what a partial clone lacks (_fetch_missing).
+pygit2.option(pygit2.enums.Option.SET_EXTENSIONS, ["partialclone"], 1)
+
+
 class ConcurrentUpdate(RetconError):
     """A compare-and-swap on a ref lost: someone else moved it."""
 
@@ -75,6 +81,10 @@ def known_failure(exc: Exception, cwd: Path | str) -> RetconError | None:
     a repository libgit2 cannot read (SHA-256 object ids), a full disk or a read-only
     file system (naming the repository git-retcon was writing in); None for anything else."""
     text = str(exc)
+    if "unsupported extension name extensions." in text:
+        where, name = text.split(": unsupported extension name ", 1)
+        return RetconError(f"{where}: git-retcon cannot open this repository: it uses {name}, which libgit2 "
+                           f"{pygit2.LIBGIT2_VERSION} (what git-retcon reads repositories with) does not support")
     if "unknown object format" in text:
         where = text.split(": unknown object format")[0]
         return RetconError(f"{where}: a SHA-256 repository (extensions.objectFormat), which git-retcon does "
@@ -142,8 +152,35 @@ def fork_point(repo: pygit2.Repository, source: str, remote: str, fix: str) -> F
     rem = resolve_commit(repo, remote, "remote")
     base = repo.merge_base(src.id, rem.id)
     if base is None:
+        if repo.is_shallow:   # the history that joins them may just not be here
+            raise RetconError(f"'{source}' and '{remote}' share no history in this shallow clone: fetch the rest "
+                              "with `git fetch --unshallow`, then run the command again")
         raise RetconError(f"'{source}' and '{remote}' share no history (no merge base): {fix}")
+    _fetch_missing(repo, str(base), str(src.id))
     return ForkPoint(src, rem, get_commit(repo, base))
+
+
+_FETCHED: set[tuple[str, str, str]] = set()
+
+
+def _fetch_missing(repo: pygit2.Repository, base: str, tip: str) -> None:
+    """In a partial clone (git clone --filter), have git fetch the blobs that base..tip's
+    diffs need: libgit2, which git-retcon reads objects with, cannot fetch a missing one.
+    `git log -p` fetches them in a batch per commit; in a full clone this costs nothing."""
+    key = (str(common_dir(repo)), base, tip)
+    if key in _FETCHED:
+        return
+    _FETCHED.add(key)
+    if not any(e.name == "extensions.partialclone" or (e.name.startswith("remote.") and e.name.endswith(".promisor")
+                                                       and e.value == "true") for e in repo.config):
+        return
+    proc = subprocess.run(["git", f"--git-dir={key[0]}", "log", "-p", "--format=", f"{base}..{tip}"],
+                          env=clean_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        err = proc.stderr.strip().splitlines()
+        raise RetconError(f"this partial clone lacks objects between {short(base)} and {short(tip)} and git could "
+                          f"not fetch them ({err[-1] if err else 'exit ' + str(proc.returncode)}): "
+                          "fetch them when the remote is reachable, or use a full clone")
 
 
 # Lookups by an id git-retcon recorded or git gave it: a missing object or one of

@@ -105,6 +105,53 @@ def test_a_sha256_repository_is_refused_as_unsupported(tmp_path):
         one_line_error(retcon(repo, *args), "a SHA-256 repository", "does not support", str(path))
 
 
+def upstream(tmp_path) -> Path:
+    repo = feature_repo(tmp_path / "upstream")
+    repo.git("config", "uploadpack.allowFilter", "true")
+    return repo.path
+
+
+@pytest.mark.parametrize("older_git", [False, True])
+def test_a_partial_clone_lacking_blobs_is_planned_and_run(tmp_path, older_git):
+    up = GitRepo(upstream(tmp_path))
+    up.git("checkout", "-q", "feature")
+    up.commit("more", {"util.py": "def one():\n    return 1\n\n\ndef two():\n    return 2\n\n\ndef three():\n"
+                               "    return 3\n"})
+    up.commit("less", {"util.py": "def one():\n    return 1\n\n\ndef two():\n    return 2\n"})
+    up.git("checkout", "-q", "main")
+    clone = tmp_path / "partial"
+    subprocess.run(["git", "clone", "-q", "--no-local", "--filter=blob:none", "--no-single-branch",
+                    f"file://{up.path}", str(clone)], check=True)
+    repo = GitRepo(clone)
+    repo.git("checkout", "-q", "feature")
+    if older_git:   # the extension gits before 2.30-ish wrote for a partial clone, which libgit2 refuses
+        repo.git("config", "extensions.partialClone", "origin")
+    assert "?" in repo.git("rev-list", "--objects", "--missing=print", "--all")   # blobs are missing
+
+    res = retcon(repo, "plan", "--from-commits", "--onto", "origin/main", "--no-edit")
+    assert res.code == 0, res.text
+    res = retcon(repo, "run", "-m", "retcon-paths")
+    assert res.code == 0, res.text
+    assert repo.tree("feature-clean") == repo.tree("feature")
+
+
+def test_a_repository_extension_libgit2_lacks_is_named(tmp_path):
+    repo = feature_repo(tmp_path / "repo")
+    repo.git("config", "core.repositoryFormatVersion", "1")
+    repo.git("config", "extensions.refStorage", "reftable")    # as git 2.45 makes with --ref-format=reftable
+    one_line_error(retcon(repo, "list"), "extensions.refstorage", "does not support")
+
+
+def test_a_shallow_clone_missing_the_merge_base_says_to_unshallow(tmp_path):
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--no-single-branch", f"file://{upstream(tmp_path)}",
+                    str(clone)], check=True)
+    repo = GitRepo(clone)
+    repo.git("checkout", "-q", "feature")
+    res = retcon(repo, "plan", "--from-commits", "--onto", "origin/main", "--no-edit")
+    one_line_error(res, "shallow clone", "git fetch --unshallow")
+
+
 def test_llm_load_plugins_naming_git_retcon_loads_it_once(tmp_path):
     repo = feature_repo(tmp_path / "repo")
     assert plan(repo, tmp_path, SPEC).code == 0

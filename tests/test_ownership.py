@@ -248,3 +248,29 @@ def test_a_ref_made_after_the_plan_in_the_way_of_the_branch_is_one_line(tmp_path
     refused(retcon(repo, "run", "-m", "retcon-paths"), "cannot create branch 'topic/clean'",
             "refs/heads/topic exists")
     assert refs(repo) == before
+
+
+def test_a_spec_an_older_version_saved_under_a_bad_name_can_be_kept_and_removed(tmp_path):
+    """libgit2 wrote refs/retcon/a..b without a word, and then `git gc` failed; list says
+    what it is, export keeps it, spec rm removes it, and git gc works again."""
+    import pygit2
+
+    repo = planned(tmp_path / "repo")
+    kept = repo.rev("refs/retcon/feature-clean")
+    blob = repo.git("hash-object", "-w", "--stdin", input=SPEC.replace('"feature-clean"', '"a..b"'))
+    spec_commit = repo.git("commit-tree", repo.git("mktree", input=f"100644 blob {blob}\tspec.toml\n"), "-m", "plan")
+    r = pygit2.Repository(str(repo.path))
+    with r.transaction() as txn:   # what an older version's save did
+        txn.lock_ref("refs/retcon/a..b")
+        txn.set_target("refs/retcon/a..b", spec_commit, message="older version")
+    assert subprocess.run(["git", "gc", "-q"], cwd=repo.path, capture_output=True).returncode != 0
+    res = retcon(repo, "list")
+    assert res.code == 0 and "a..b\tinvalid name" in res.out and "git retcon spec rm a..b" in res.out, res.text
+    out = tmp_path / "kept.toml"
+    assert retcon(repo, "spec", "export", "a..b", "-o", str(out)).code == 0
+    assert 'source = "feature"' in out.read_text()
+    refused(retcon(repo, "run", "a..b", "-m", "retcon-paths"), "a..b", "ref-name rules")
+    res = retcon(repo, "spec", "rm", "a..b")
+    assert res.code == 0 and "Deleted spec 'a..b'" in res.out, res.text
+    gc_works(repo)
+    assert repo.rev("refs/retcon/feature-clean") == kept

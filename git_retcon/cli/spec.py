@@ -107,13 +107,12 @@ def spec_rm(name: str) -> None:
     Example:
       git retcon spec rm feature-clean
     """
-    from git_retcon.git.plumbing import cas_ref, short
+    from git_retcon.git.plumbing import short
     from git_retcon.sandbox.worktree import Worktree
-    from git_retcon.state.store import spec_ref
 
     store, stored = load_named(name)
     with store.lock(stored.name):
-        cas_ref(store.repo, spec_ref(stored.name), None, stored.commit, "retcon: spec rm")
+        store.drop(stored, "retcon: spec rm")
         removed = Worktree.remove(store.repo, stored.name)
     kept = f"; the branch '{stored.spec.cleaned}' is kept" if ref_target(
         store.repo, f"refs/heads/{stored.spec.cleaned}") else ""

@@ -88,7 +88,14 @@ def list_() -> None:
     if not names:
         click.echo("No specs. Create one with `git retcon plan`.")
         return
+    from git_retcon.git.ownership import name_problem
+
     for n in names:
+        if problem := name_problem(n):   # saved by an older version; it breaks `git gc`
+            click.echo(f"{n}\tinvalid name: {problem}: keep it with `git retcon spec export {n} -o FILE` "
+                       f"(then change `cleaned` and `git retcon spec import FILE`), and remove it with "
+                       f"`git retcon spec rm {n}`")
+            continue
         try:
             s = store.load(n).spec
             done = sum(1 for c in s.commits if c.state == "complete")

@@ -21,13 +21,14 @@ from typing import Any
 import pygit2
 
 from git_retcon.errors import RetconError
-from git_retcon.git.ownership import NOTES_REF, SPEC_PREFIX, check_name
+from git_retcon.git.ownership import NOTES_REF, SPEC_PREFIX, check_name, name_problem
 from git_retcon.git.plumbing import (
     ConcurrentUpdate,
     cas_ref,
     common_dir,
     get_blob,
     get_commit,
+    git,
     ref_target,
     short,
     signature,
@@ -69,10 +70,30 @@ class Store:
         )
 
     def exists(self, name: str) -> bool:
-        return ref_target(self.repo, spec_ref(name)) is not None
+        return self._tip(name) is not None
+
+    def _tip(self, name: str) -> str | None:
+        """The spec chain's tip. An older version could save a spec under a name git
+        refuses (then `git gc` fails): libgit2 does not look such a ref up, so its loose
+        file is read, for the spec to be exported and removed."""
+        tip = ref_target(self.repo, spec_ref(name))
+        if tip is None and name_problem(name):
+            try:
+                tip = (self.git_dir / spec_ref(name)).read_text().strip() or None
+            except OSError:
+                return None
+        return tip
+
+    def drop(self, stored: Stored, message: str) -> None:
+        """Delete the spec's ref, compare-and-swap (git's update-ref for a name git
+        refuses: it deletes what it would not create)."""
+        if name_problem(stored.name):
+            git(self.git_dir, "update-ref", "-m", message, "-d", spec_ref(stored.name), stored.commit)
+        else:
+            cas_ref(self.repo, spec_ref(stored.name), None, stored.commit, message)
 
     def load(self, name: str) -> Stored:
-        tip = ref_target(self.repo, spec_ref(name))
+        tip = self._tip(name)
         if tip is None:
             raise RetconError(f"no spec named '{name}': see `git retcon list`")
         return Stored(name, self.read(tip, spec_ref(name)), tip)

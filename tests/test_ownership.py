@@ -75,6 +75,7 @@ def hand_written_spec(repo: GitRepo, text: str, name: str) -> None:
     ("-x", ["cannot start with '-'"]),
     ("refs/heads/x", ["without 'refs/"]),
     ("heads/main", ["refs/heads/main"]),
+    ("tags/v2", ["refs/tags/v2"]),
     ("feature/clean", ["refs/heads/feature exists", "directory"]),
 ])
 def test_bad_cleaned_names_are_refused_when_the_spec_is_saved(repo, name, words):

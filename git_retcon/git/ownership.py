@@ -31,6 +31,8 @@ _NAMESPACES = (HEADS, SPEC_PREFIX)
 # How git resolves a short name (`git help revisions`): another ref found this way
 # would make the cleaned branch's name mean something else to git and to the user.
 _DWIM = ("refs/{}", "refs/tags/{}", "refs/remotes/{}", "refs/remotes/{}/HEAD")
+# First components that make a short name another ref's spelling (heads/x is refs/heads/x to git).
+_SPELLINGS = ("heads", "tags", "remotes", "notes", "retcon", "stash")
 # HEAD, FETCH_HEAD, ORIG_HEAD...: git reads these before any branch of that name.
 _PSEUDO = re.compile(r"[A-Z_]*HEAD")
 # A first-parent walk that never reaches the base stops here (a branch rebased elsewhere).
@@ -59,6 +61,8 @@ def name_problem(name: str) -> str | None:
         return f"'{name}' is a name git gives a special meaning"
     if name.startswith("refs/"):
         return "write the branch's short name, without 'refs/...'"
+    if name.split("/")[0] in _SPELLINGS:
+        return f"git reads '{name}' as refs/{name} first: write a name that does not start with '{name.split('/')[0]}/'"
     return None
 
 

@@ -3,12 +3,13 @@ branches it did not make never moved or deleted, a checked-out branch never move
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 
 import pytest
 
 from testing.cleaned import SPEC, finished, planned
-from testing.flow import feature_repo, retcon
+from testing.flow import feature_repo, retcon, retcon_proc
 from testing.gitrepo import GitRepo
 
 
@@ -188,9 +189,12 @@ def test_abort_deletes_the_branch_it_made_after_the_source_is_gone(tmp_path):
 
 
 def test_a_killed_first_run_leaves_a_branch_the_next_run_owns(tmp_path):
-    """The branch at the merge base with no commit yet: the reflog says git-retcon made it."""
+    """Killed right after it made the branch, at the merge base with no commit and no
+    history yet: the branch's reflog says git-retcon made it, so the next run goes on."""
     repo = planned(tmp_path / "repo")
-    repo.git("update-ref", "-m", "retcon: start feature-clean at merge-base", "refs/heads/feature-clean", "main")
+    killed = retcon_proc(repo, "run", "-m", "retcon-paths", env={"RETCON_FAILPOINT": "after-branch-start"})
+    assert killed.code == -signal.SIGKILL
+    assert repo.rev("feature-clean") == repo.rev("main")
     res = retcon(repo, "run", "-m", "retcon-paths")
     assert res.code == 0, res.text
     assert repo.tree("feature-clean") == repo.tree("feature")

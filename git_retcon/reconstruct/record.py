@@ -72,6 +72,7 @@ def start_branch(run: Run, stored: Stored, br: Branches) -> str:
             )
         run.ui.line("Creating cleaned branch from merge-base...")
         move_branch(run.repo, spec.cleaned, br.base, None, f"start {spec.cleaned} at merge-base")
+        failpoint("after-branch-start")   # no history yet: the reflog says whose branch it is
         tip = br.base
     else:
         refuse_foreign(run.repo, run.name, spec, br)

@@ -21,6 +21,7 @@ def abort(name: str) -> None:
       git retcon abort feature-clean && git retcon run feature-clean
     """
     from git_retcon.git import ownership
+    from git_retcon.sandbox.pool import remove_pool
     from git_retcon.sandbox.worktree import Worktree
 
     store, stored = load_named(name)
@@ -42,6 +43,9 @@ def abort(name: str) -> None:
         removed = Worktree.remove(store.repo, stored.name)
         if removed:
             click.echo("Removed the build worktree.")
+        if pooled := remove_pool(store.repo, stored.name):
+            click.echo(f"Removed the --jobs pool ({pooled} worktree{'s' if pooled > 1 else ''}).")
+            removed = True
         if tip is None and not removed and not ran:
             click.echo(f"Nothing to abort: '{stored.name}' never ran (no cleaned branch, build worktree or "
                        "history); the spec is kept (delete it with `git retcon spec rm`).")

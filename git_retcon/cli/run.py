@@ -17,11 +17,13 @@ from git_retcon.ui import UI
               help="Fix attempts per logical commit before stopping as stuck.")
 @click.option("--max-tokens", type=click.IntRange(1), default=None,
               help="Stop (resumably, exit 3) once this run has used this many model tokens.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="2: build and test each commit in a second worktree while the model extracts the next.")
 @click.option("--no-log", is_flag=True, help="Do not record the model exchanges in llm's database (`llm logs`).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors and the stuck summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print model calls and tokens.")
 def run(name: str | None, model: str | None, squash_wip: bool, dry_run: bool, max_fix: int,
-        max_tokens: int | None, no_log: bool, quiet: bool, verbose: bool) -> None:
+        max_tokens: int | None, jobs: int, no_log: bool, quiet: bool, verbose: bool) -> None:
     """Rebuild the cleaned branch, resuming where the spec's history says.
 
     \b
@@ -29,6 +31,7 @@ def run(name: str | None, model: str | None, squash_wip: bool, dry_run: bool, ma
     Examples:
       git retcon run
       git retcon run feature-clean -m gpt-4.1
+      git retcon run --jobs 2
       git retcon run --dry-run
     """
     from git_retcon.reconstruct.loop import Options, Run, reconstruct
@@ -38,5 +41,5 @@ def run(name: str | None, model: str | None, squash_wip: bool, dry_run: bool, ma
         check_identity(store.git_dir)   # as the first commit would, but before any model call
     reconstruct(Run(store.repo, store, resolve_name(store, name),
                     Options(model=model, dry_run=dry_run, max_fix=max_fix, max_tokens=max_tokens,
-                            squash_wip=squash_wip, log=not no_log),
+                            squash_wip=squash_wip, log=not no_log, jobs=jobs),
                     UI(quiet, verbose)))

@@ -35,6 +35,7 @@ class Options:
     max_tokens: int | None = None      # stop the run (resumable) once it has used this many
     squash_wip: bool = False           # fold WIP commits into their logical commit at the end
     log: bool = True                   # model exchanges to llm's database, when llm logging is on
+    jobs: int = 1                      # 2+: build & test commit k in the pool while the model works ahead
 
 
 @dataclass

@@ -19,9 +19,11 @@ from git_retcon.errors import BudgetStop, RetconError, StuckStop
 from git_retcon.git.ownership import refuse_checked_out
 from git_retcon.git.plumbing import get_commit, ref_target
 from git_retcon.reconstruct import fixloop, record, report, steps
+from git_retcon.reconstruct.ahead import Ahead
 from git_retcon.reconstruct.context import Branches, Options, Run, Work, way_out
 from git_retcon.reconstruct.squash import squash
 from git_retcon.reconstruct.verify import check_base, verify
+from git_retcon.sandbox.pool import PoolWorktree, pool_names
 from git_retcon.sandbox.runner import Verifier, check_command_exists
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import notes
@@ -49,7 +51,8 @@ def reconstruct(run: Run) -> None:
         stored = store.load(name)  # re-read under the lock
         store.sweep_scratch()
         store.sweep_locks([spec_ref(name), br.cleaned_ref, NOTES_REF, TESTS_REF],
-                          [Worktree.admin_dir(repo, name) / "index.lock"])
+                          [Worktree.admin_dir(repo, name) / "index.lock"]
+                          + [PoolWorktree.admin_dir(repo, p) / "index.lock" for p in pool_names(repo, name)])
         report.header(run, stored.spec, br, model.model_id if model else None)
         tip = record.start_branch(run, stored, br)
         record.adopt(run, stored, br, tip)
@@ -65,10 +68,12 @@ def reconstruct(run: Run) -> None:
         report.skipped_commands(run, spec)
         if tip == br.base:   # before commit 1: a command failing here is the command's fault
             check_base(run, br, wt, verifier)
+        # --jobs 2 and more: commands in the pool while the model works ahead (nothing to overlap without them)
+        ahead = Ahead() if run.opts.jobs > 1 and (spec.build or spec.test) else None
         stop: Stop = "complete"
         try:
             while (k := stored.spec.current()) is not None:
-                logical_commit(Work(run, stored, br, wt, verifier, model, k))
+                logical_commit(Work(run, stored, br, wt, verifier, model, k), ahead)
         except RetconError as exc:
             stop = "budget" if isinstance(exc, BudgetStop) else "stuck" if isinstance(exc, StuckStop) else "error"
             raise
@@ -80,20 +85,22 @@ def reconstruct(run: Run) -> None:
         report.final(run, stored)
 
 
-def logical_commit(w: Work) -> None:
-    """Extract, commit, then build & test until it passes (complete) or is stuck."""
+def logical_commit(w: Work, ahead: Ahead | None = None) -> None:
+    """Extract (or take the work done ahead), commit, then build & test until it passes
+    (complete) or is stuck."""
     c = w.commit
     w.run.ui.heading(f"Commit {w.k + 1}/{w.n}: {c.summary}")
     _refuse_stuck(w.run, w.stored, w.k)
     if (resolved := c.resolved()) is not None:
         w.run.ui.line(f"Resolved: {resolved.text}")
     tip = w.tip()
-    w.wt.reset(tip)
-    if not c.created:
+    if not c.created and (ahead is None or not ahead.take(w, tip)):
+        w.wt.reset(tip)
         _extract(w, tip)
     escalation = fixloop.replay(w)
     rounds = 0
-    while (failure := verify(w)) is not None:
+    check = verify if ahead is None else ahead.verify
+    while (failure := check(w)) is not None:
         rounds += 1
         fixloop.fix(w, failure, escalation, rounds)
     record.complete(w)

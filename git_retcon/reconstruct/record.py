@@ -133,15 +133,21 @@ def create_commit(w: Work, message: str, fix: bool, parent: str, brief: Brief | 
         note["rework"] = brief.record
     if invented is not None:
         note["invented"] = invented
+    record_commit(w, sha, parent, note, message)
+    return sha
+
+
+def record_commit(w: Work, sha: str, parent: str, note: notes.CommitNote, message: str) -> None:
+    """The writes after the commit object, in order: its note, the branch (CAS), the spec entry (CAS).
+    The build worktree holds sha's tree (the tools made it there, or it was reset to sha)."""
     notes.write_commit(w.run.store, sha, note)
     move_branch(w.run.repo, w.spec.cleaned, sha, parent, message.splitlines()[0])
     failpoint("after-branch-ref")
     w.wt.move_head(sha)
-    c.history.append(specmod.CommitCreated(sha))
+    w.commit.history.append(specmod.CommitCreated(sha))
     w.save(f"commit {w.k + 1}: created {short(sha)}")
     failpoint("after-spec-entry")
     w.run.ui.line(f"Creating commit... {short(sha)}")
-    return sha
 
 
 def complete(w: Work) -> None:
@@ -156,13 +162,17 @@ def spent(w: Work, outcome: Outcome, spent: notes.Usage, retries: int) -> None:
         note = notes.read_commit(w.run.store, outcome.commit)
         if note is None:   # create_commit wrote it; only a hand-deleted note is missing
             note = notes.new_commit(w.run.name, w.k + 1, "initial", 1)
-        note["tokens"] = {"input": spent["input"], "output": spent["output"]}
-        note["model_calls"] = spent["calls"]
-        if retries:
-            note["model_retries"] = retries
+        fill_spent(note, spent, retries)
         notes.write_commit(w.run.store, outcome.commit, note)
     elif spent["calls"]:
         notes.add_spent(w.run.store, w.stored.commit, {"index": w.k + 1, "why": outcome.kind, **spent})
+
+
+def fill_spent(note: notes.CommitNote, spent: notes.Usage, retries: int) -> None:
+    note["tokens"] = {"input": spent["input"], "output": spent["output"]}
+    note["model_calls"] = spent["calls"]
+    if retries:
+        note["model_retries"] = retries
 
 
 def run_totals(run: Run, stored: Stored, model: str, stop: notes.Stop) -> None:

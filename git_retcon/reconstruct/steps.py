@@ -10,7 +10,7 @@ from git_retcon import diff as hunks
 from git_retcon.git.plumbing import get_commit
 from git_retcon.model.choose import BUILTIN
 from git_retcon.model.retry import retry_line
-from git_retcon.model.step import ModelUnavailable, run_step, template
+from git_retcon.model.step import ModelUnavailable, StepResult, run_step, template
 from git_retcon.model.tools import Outcome, Session
 from git_retcon.reconstruct import record
 from git_retcon.reconstruct.context import Work
@@ -21,13 +21,16 @@ from git_retcon.state import spec as specmod
 INDEX_BUDGET = 12000
 
 
-def session(w: Work, fix: bool, parent: str, brief: Brief | None = None) -> Session:
-    """The tools' state for one step; a commit it makes is recorded on parent."""
+def session(w: Work, fix: bool, parent: str, brief: Brief | None = None,
+            on_commit: Callable[[str, notes.Invented], str] | None = None) -> Session:
+    """The tools' state for one step; a commit it makes is recorded on parent (or handed to
+    on_commit: work done ahead)."""
     if w.run.remaining is None:
         w.run.remaining = hunks.RemainingDiff(w.run.repo, w.br.source_tree)
     return Session(
         wt=w.wt, source_tree=w.br.source_tree, parent=parent, verifier=w.verifier, diff=w.run.remaining,
-        fix=fix, on_commit=lambda message, invented: record.create_commit(w, message, fix, parent, brief, invented),
+        fix=fix, on_commit=on_commit or (
+            lambda message, invented: record.create_commit(w, message, fix, parent, brief, invented)),
         # create_commit("") in a fix makes `WIP: <the failure's one-line summary>`
         default_message=brief.text.splitlines()[0] if brief is not None and brief.text else "",
         base_tree=str(get_commit(w.run.repo, w.br.base).tree_id),
@@ -69,31 +72,57 @@ def resolution_text(commit: specmod.LogicalCommit) -> str:
 
 def step(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> Outcome:
     """Run one step with the prompt template prompt_file; stuck and budget stops end the run."""
-    run = w.run
-    tally = run.tally
-    if run.opts.max_tokens is not None and tally.tokens >= run.opts.max_tokens:
+    if _spent_all(w):
         w.stop_budget()
     try:
-        # Every wait on the model shows its elapsed time, and the retry under way, on the live line.
-        with run.ui.waiting(f"Waiting for {w.model.model_id}") as tail:
-            res = run_step(w.model, template("system.md").template, template(prompt_file).substitute(values),
-                           template("steer.md").substitute(values), s, run.opts.chain_limit,
-                           over_budget=_over_budget(run.opts.max_tokens, tally.tokens),
-                           on_retry=_retrying(w, tail),
-                           # retcon-paths is plain code replaying the tools: nothing for `llm logs`
-                           log=None if w.model.model_id == BUILTIN else run.exchange_log())
+        res = _call(w, prompt_file, values, s)
     except ModelUnavailable as exc:
         w.stop_stuck(f"{exc}. Nothing of this step was recorded; the state is saved. "
                      "When the backend works again, resolve (e.g. -m \"retry\") and run again.")
-    spent = notes.usage(res.input_tokens, res.output_tokens, res.calls)
-    tally.add(w.k + 1, spent)
-    record.spent(w, res.outcome, spent, res.retries)
-    run.ui.detail(f"model: {res.calls} calls, {res.input_tokens} tokens in, {res.output_tokens} out")
+    _account(w, res, lambda outcome, spent, retries: record.spent(w, outcome, spent, retries))
     if res.outcome.kind == "budget":
         w.stop_budget()
     if res.outcome.kind == "stuck":
         w.stop_stuck(res.outcome.text)
     return res.outcome
+
+
+def step_ahead(w: Work, prompt_file: str, values: dict[str, str], s: Session,
+               on_spent: Callable[[Outcome, notes.Usage, int], None]) -> Outcome | None:
+    """step() for work done ahead (--jobs): nothing here stops the run or goes into the spec.
+    None when the budget or the backend cut it short: the commit's own turn meets them again."""
+    if _spent_all(w):
+        return None
+    try:
+        res = _call(w, prompt_file, values, s)
+    except ModelUnavailable:
+        return None
+    _account(w, res, on_spent)
+    return res.outcome
+
+
+def _spent_all(w: Work) -> bool:
+    limit = w.run.opts.max_tokens
+    return limit is not None and w.run.tally.tokens >= limit
+
+
+def _call(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> StepResult:
+    run = w.run
+    # Every wait on the model shows its elapsed time, and the retry under way, on the live line.
+    with run.ui.waiting(f"Waiting for {w.model.model_id}") as tail:
+        return run_step(w.model, template("system.md").template, template(prompt_file).substitute(values),
+                        template("steer.md").substitute(values), s, run.opts.chain_limit,
+                        over_budget=_over_budget(run.opts.max_tokens, run.tally.tokens),
+                        on_retry=_retrying(w, tail),
+                        # retcon-paths is plain code replaying the tools: nothing for `llm logs`
+                        log=None if w.model.model_id == BUILTIN else run.exchange_log())
+
+
+def _account(w: Work, res: StepResult, on_spent: Callable[[Outcome, notes.Usage, int], None]) -> None:
+    spent = notes.usage(res.input_tokens, res.output_tokens, res.calls)
+    w.run.tally.add(w.k + 1, spent)
+    on_spent(res.outcome, spent, res.retries)
+    w.run.ui.detail(f"model: {res.calls} calls, {res.input_tokens} tokens in, {res.output_tokens} out")
 
 
 def _over_budget(limit: int | None, before: int) -> Callable[[int], bool] | None:

@@ -55,6 +55,11 @@ def verify(w: Work) -> rework.Failure | None:
         tree, on_start=lambda kind: ui.start(_LABELS[kind]),
         on_done=lambda r: ui.finish(r.passed, verdict(r)), on_output=ui.output,
     )
+    return judge(w, tip, tree, results)
+
+
+def judge(w: Work, tip: str, tree: str, results: list[Result]) -> rework.Failure | None:
+    """The verdict on tip from its build and test results (noted on it), and the final-tree rule."""
     _note_results(w, tip, results)
     for r in results:
         if r.result == "timeout":
@@ -69,7 +74,7 @@ def verify(w: Work) -> rework.Failure | None:
             return as_failure(r)
     failure = tree_failure(w, tree)
     if failure is not None:
-        ui.bad(f"Final tree differs from '{w.spec.source}' in {len(failure.paths)} paths")
+        w.run.ui.bad(f"Final tree differs from '{w.spec.source}' in {len(failure.paths)} paths")
     return failure
 
 

@@ -38,13 +38,16 @@ def assert_clean_result(repo):
     assert "retcon-scratch" not in repo.git("for-each-ref")
 
 
-@pytest.mark.parametrize("point", ["after-commit-object", "after-branch-ref", "after-spec-entry"])
-def test_killed_between_the_writes_of_one_commit(project, point):
-    killed = retcon_proc(project, "run", "-m", "scripted", env={"RETCON_FAILPOINT": point})
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("point", ["after-commit-object", "after-branch-ref", "after-spec-entry",
+                                   # commit 2's writes: with --jobs 2, of the commit made ahead
+                                   "after-branch-ref@2", "after-spec-entry@2"])
+def test_killed_between_the_writes_of_one_commit(project, point, jobs):
+    killed = retcon_proc(project, "run", "-m", "scripted", "--jobs", jobs, env={"RETCON_FAILPOINT": point})
     assert killed.code == -signal.SIGKILL
-    res = retcon_proc(project, "run", "-m", "scripted")
+    res = retcon_proc(project, "run", "-m", "scripted", "--jobs", jobs)
     assert res.code == 0, res.text
-    if point == "after-branch-ref":
+    if point.startswith("after-branch-ref"):
         assert "Adopting" in res.out
     assert_clean_result(project)
 
@@ -65,7 +68,8 @@ def test_lock_files_left_by_a_killed_git_are_cleared(project):
     assert_clean_result(project)
 
 
-def test_killed_during_the_build_then_resumed(project):
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_killed_during_the_build_then_resumed(project, jobs):
     # A build that announces itself, so the kill lands while it runs.
     marker = project.path.parent / "building"
     project.git("config", "retcon.model", "scripted")
@@ -74,7 +78,7 @@ def test_killed_during_the_build_then_resumed(project):
         f'build = "touch {marker} && sleep 2 && python3 -m py_compile app.py util.py"')
     (project.path.parent / "s2.toml").write_text(spec)
     assert retcon_proc(project, "spec", "import", str(project.path.parent / "s2.toml")).code == 0
-    proc = subprocess.Popen([sys.executable, "-m", "testing.run_retcon", "run"], cwd=project.path,
+    proc = subprocess.Popen([sys.executable, "-m", "testing.run_retcon", "run", "--jobs", jobs], cwd=project.path,
                             env={**os.environ, "PYTHONPATH": str(ROOT)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 60
@@ -83,18 +87,19 @@ def test_killed_during_the_build_then_resumed(project):
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     # A second run is not refused by a stale lock, and finishes the work.
-    res = retcon_proc(project, "run")
+    res = retcon_proc(project, "run", "--jobs", jobs)
     assert res.code == 0, res.text
     assert_clean_result(project)
 
 
-def test_killed_at_random_instants_until_done(project):
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_killed_at_random_instants_until_done(project, jobs):
     project.git("config", "retcon.model", "scripted")
     rng = random.Random(1234)
     kills = 0
     for attempt in range(40):
-        proc = subprocess.Popen([sys.executable, "-m", "testing.run_retcon", "run"], cwd=project.path,
-                                env={**os.environ, "PYTHONPATH": str(ROOT)},
+        proc = subprocess.Popen([sys.executable, "-m", "testing.run_retcon", "run", "--jobs", jobs],
+                                cwd=project.path, env={**os.environ, "PYTHONPATH": str(ROOT)},
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         try:
             # Instants spread over a run; later ones grow so that the loop ends on a slow machine.

@@ -1,0 +1,68 @@
+"""The `run --jobs N` pool: linked worktrees under the git dir (.git/retcon/pool/<spec>/<i>)
+where a created commit is built and tested while the model works on the next commit in
+the build worktree. They are ours like the build worktree: kept warm across runs (a
+reset is cheap, a checkout of the whole tree is not), removed by abort."""
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pygit2
+
+from git_retcon.git.plumbing import common_dir
+from git_retcon.sandbox.runner import Result, Verifier
+from git_retcon.sandbox.worktree import Worktree
+from git_retcon.state.notes import CommandKind
+from git_retcon.state.store import Store, safe_name
+
+
+def _root(repo: pygit2.Repository, spec: str) -> Path:
+    return common_dir(repo) / "retcon" / "pool" / safe_name(spec)
+
+
+class PoolWorktree(Worktree):
+    """One worktree of a spec's pool; `name` is pool_name(spec, i)."""
+
+    @classmethod
+    def location(cls, repo: pygit2.Repository, name: str) -> Path:
+        return common_dir(repo) / "retcon" / "pool" / name
+
+
+def pool_name(spec: str, i: int) -> str:
+    return f"{safe_name(spec)}/{i}"
+
+
+def pool_names(repo: pygit2.Repository, spec: str) -> list[str]:
+    """The names of the spec's pool worktrees that exist on disk."""
+    root = _root(repo, spec)
+    if not root.is_dir():
+        return []
+    return [pool_name(spec, int(p.name)) for p in sorted(root.iterdir()) if p.name.isdigit()]
+
+
+def remove_pool(repo: pygit2.Repository, spec: str) -> int:
+    """Remove the spec's pool worktrees (abort); how many there were."""
+    names = pool_names(repo, spec)
+    for name in names:
+        PoolWorktree.remove(repo, name)
+    shutil.rmtree(_root(repo, spec), ignore_errors=True)
+    return len(names)
+
+
+class PoolVerifier(Verifier):
+    """A Verifier in a pool worktree, on its own repository handle (it runs in a thread beside
+    the model's step). Its outputs name the build worktree's paths, as if the commands had run
+    there: the fix loop reads a failure's file names relative to the build worktree."""
+
+    def __init__(self, wt: Worktree, shown_as: Path, build: str | None, test: str | None,
+                 timeout: int | None):
+        super().__init__(Store(pygit2.Repository(str(common_dir(wt.repo)))), wt.path, build, test, timeout,
+                         on_run=wt.touched_by_command)
+        self.shown_as = shown_as
+
+    def run(self, kind: CommandKind, on_output: Callable[[str], None] | None = None) -> Result:
+        res = super().run(kind, on_output)
+        for root in {str(self.workdir.resolve()), str(self.workdir)}:
+            res.output = res.output.replace(root, str(self.shown_as))
+        return res

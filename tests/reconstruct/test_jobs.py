@@ -1,0 +1,120 @@
+"""`run --jobs 2`: commit k is built and tested in a pool worktree while the model extracts
+commit k+1 on top of it; what ends up recorded is what `--jobs 1` records."""
+from __future__ import annotations
+
+import json
+
+from testing.flow import SPEC, call, feature_repo, needs_fix_repo, retcon, take, turn
+
+SCRIPT = {"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")}
+
+
+def planned(path):
+    repo = feature_repo(path / "repo")
+    (path / "spec.toml").write_text(SPEC)
+    assert retcon(repo, "plan", "--from-file", str(path / "spec.toml"), "--no-edit").code == 0
+    return repo
+
+
+def steps(log):
+    """The model's turns, per step key."""
+    keys: dict[str, int] = {}
+    for line in log.read_text().splitlines():
+        for key in json.loads(line)["keys"][:1]:
+            keys[key] = keys.get(key, 0) + 1
+    return keys
+
+
+def recorded(repo):
+    """Everything a run leaves that a user or a tool reads: branch, spec history, notes."""
+    shas = repo.git("rev-list", "--reverse", "main..feature-clean").split()
+    commit_notes = [json.loads(repo.git("notes", "--ref=refs/notes/retcon", "show", s)) for s in shas]
+    tested = {}
+    for line in repo.git("notes", "--ref=refs/notes/retcon-tests", "list").splitlines():
+        _, tree = line.split()
+        doc = json.loads(repo.git("notes", "--ref=refs/notes/retcon-tests", "show", tree))
+        tested[tree] = {kind: {k: v for k, v in r.items() if k != "seconds"} for kind, r in doc.items()}
+    status = json.loads(retcon(repo, "status", "--json").out)
+    for c in status["commits"]:   # how long a command took is the one thing that may differ
+        c.pop("durations", None)
+    return shas, commit_notes, tested, retcon(repo, "spec", "show").out, status
+
+
+def test_jobs_2_records_what_jobs_1_records_with_the_same_model_calls(tmp_path, scripted):
+    one, two = planned(tmp_path / "one"), planned(tmp_path / "two")
+    log = scripted(SCRIPT)
+    res1 = retcon(one, "run", "-m", "scripted", "--jobs", "1")
+    assert res1.code == 0, res1.text
+    calls1 = steps(log)
+    log.write_text("")
+    res2 = retcon(two, "run", "-m", "scripted", "--jobs", "2")
+    assert res2.code == 0, res2.text
+    assert "built and tested in the pool" in res2.out and "ahead" in res2.out
+    assert steps(log) == calls1 == {"1/extract/1": 3, "2/extract/1": 3, "3/extract/1": 3}
+    assert recorded(two) == recorded(one)
+    assert two.tree("feature-clean") == two.tree("feature")
+    # The pool worktree is ours, under the git dir; abort removes it with the build worktree.
+    pool = two.path / ".git" / "retcon" / "pool" / "feature-clean" / "1"
+    assert (pool / "app.py").exists()
+    res = retcon(two, "abort", "feature-clean")
+    assert res.code == 0 and not pool.exists()
+    assert "retcon/pool" not in two.git("worktree", "list")
+
+
+def test_a_failing_commit_sets_the_work_ahead_aside_and_redoes_it_without_the_model(tmp_path, scripted):
+    # Commit 1 (app.py) fails until the fix takes util.py's helper; commit 2, extracted ahead on
+    # the failing commit, took everything left (util.py too): it still merges on the fixed tip.
+    repo = needs_fix_repo(tmp_path)
+    log = scripted({
+        "1/extract": take("app.py"),
+        "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:util.py")),
+                    turn(call("create_commit", message="add the missing helper"))],
+        "2/extract": take(""),
+    })
+    res = retcon(repo, "run", "-m", "scripted", "--jobs", "2")
+    assert res.code == 0, res.text
+    assert "Tests... FAIL" in res.out and "Fix attempt 1:" in res.out
+    assert "Redoing the work done ahead on the fixed commit, without the model" in res.out
+    assert steps(log) == {"1/extract/1": 3, "2/extract/1": 3, "1/fix/1": 2}   # commit 2 asked once
+    assert repo.log("main..feature-clean") == ["docs: explain main", "WIP: add the missing helper", "app: use two()"]
+    assert repo.tree("feature-clean") == repo.tree("feature")
+    assert repo.git("diff", "--name-only", "feature-clean~1", "feature-clean") == "README\nnotes/todo.txt"
+    status = json.loads(retcon(repo, "status", "--json").out)
+    assert [c["state"] for c in status["commits"]] == ["complete", "complete"]
+    assert retcon(repo, "check", "--allow-wip").code == 0
+
+
+def test_work_ahead_that_no_longer_applies_is_extracted_again(tmp_path, scripted):
+    # The fix writes its own two() into util.py: the work done ahead (util.py as the source
+    # has it) conflicts with it, so the model extracts commit 2 again on the fixed tip.
+    repo = needs_fix_repo(tmp_path)
+    helper = "def one():\n    return 1\n\n\ndef two():\n    return 1 + 1\n"
+    log = scripted({
+        "1/extract": take("app.py"),
+        "1/fix/1": [turn(call("write_file", path="util.py", content=helper)),
+                    turn(call("create_commit", message="a helper of my own"))],
+        "2/extract": take(""),
+    })
+    res = retcon(repo, "run", "-m", "scripted", "--jobs", "2")
+    assert res.code == 0, res.text
+    assert "does not apply on the fixed commit: extracting it again" in res.out
+    assert steps(log)["2/extract/1"] == 6     # twice: ahead, then again
+    assert repo.tree("feature-clean") == repo.tree("feature")
+    assert repo.log("main..feature-clean") == ["docs: explain main", "WIP: a helper of my own", "app: use two()"]
+    # What the set-aside step spent is on the spec's chain, not lost.
+    chain = repo.git("rev-list", "refs/retcon/feature-clean").split()
+    spent = [s for sha in chain if (text := repo.git("notes", "--ref=refs/notes/retcon", "show", sha, check=False))
+             for s in json.loads(text).get("spent", [])]
+    assert [(s["why"], s["index"], s["calls"]) for s in spent] == [("set aside", 2, 3)]
+
+
+def test_a_stuck_answer_given_ahead_stops_once_the_commit_before_passes(tmp_path, scripted):
+    repo = planned(tmp_path)
+    log = scripted({"1/extract": take("util.py"),
+                    "2/extract": [turn(call("stuck", summary="app.py needs a decision"))]})
+    res = retcon(repo, "run", "-m", "scripted", "--jobs", "2")
+    assert res.code == 3, res.text
+    assert "app.py needs a decision" in res.err
+    status = json.loads(retcon(repo, "status", "--json").out)
+    assert [c["state"] for c in status["commits"]] == ["complete", "stuck", "pending"]
+    assert steps(log) == {"1/extract/1": 3, "2/extract/1": 1}

@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass, field
 
 from git_retcon import rework
-from git_retcon.git.plumbing import get_commit, short, signature
+from git_retcon.git.plumbing import get_commit, make_commit, short, signature
 from git_retcon.model.tools import Outcome
 from git_retcon.reconstruct import record, steps
 from git_retcon.reconstruct.context import Work
@@ -175,8 +175,7 @@ class Ahead:
         merged = repo.merge_trees(old.tree, new.tree, made.tree)
         if merged.conflicts is not None:
             return None
-        tree = merged.write_tree(repo)
-        sha = str(repo.create_commit(None, signature(w.wt.path, "AUTHOR"), signature(w.wt.path, "COMMITTER"),
-                                     held.message, tree, [new.id]))
+        sha = make_commit(repo, str(merged.write_tree(repo)), [tip], held.message,
+                          signature(w.wt.path, "AUTHOR"), signature(w.wt.path, "COMMITTER"))
         w.run.ui.line(f"Redoing the work done ahead on the fixed commit, without the model: {short(sha)}")
         return sha

@@ -1,13 +1,14 @@
-"""`run --jobs N`: commit k is built and tested in a pool worktree while the model
-extracts commit k+1 on top of it in the build worktree.
+"""`run --jobs N`: created commits are built and tested in a pool of N worktrees while the
+model goes on extracting the next logical commits on top of them in the build worktree.
 
-Commit k+1 made ahead is a commit object only, its note kept in memory: no note, branch
-move or spec entry until commit k is complete (the write order of record.record_commit
-then), so the spec records only verified commits, in order, and a kill at any instant
-leaves what --jobs 1 would leave. When commit k needs a fix, the work done ahead is set
-aside and redone on the fixed tip without the model when its changes still merge there
-cleanly (what it changed, merged three-way onto the new tip); else the model extracts
-commit k+1 again.
+A commit made ahead is a commit object only, its note kept in memory: no note, branch
+move or spec entry until every commit below it is complete (then the write order of
+record.record_commit), so the spec records only verified commits, in order, and a kill at
+any instant leaves what --jobs 1 would leave. Its build and test may run meanwhile: a
+result is a fact about a tree, recorded by tree like any. When a commit below needs a
+fix, the work done ahead is set aside and redone on the fixed tip without the model while
+its changes still merge there cleanly (what it changed, merged three-way onto the new
+tip); from the first that does not, the model extracts again.
 """
 from __future__ import annotations
 
@@ -41,31 +42,49 @@ class Held:
 
 
 @dataclass
-class _Job:
-    """Build and test of one tree in the pool worktree, in a thread."""
+class _Slot:
+    """One worktree of the pool, and the verifier that runs the commands there."""
 
-    thread: threading.Thread | None = None
+    wt: Worktree
+    verifier: PoolVerifier
+    job: _Job | None = None
+
+
+@dataclass
+class _Job:
+    """Build and test of one commit's tree in a pool worktree, in a thread."""
+
+    sha: str
+    done: bool = False
     results: list[Result] = field(default_factory=list)
     error: BaseException | None = None
 
 
 class Ahead:
-    """The pool and the work done ahead, for one run."""
+    """The pool and the work done ahead, for one run with --jobs N."""
 
-    def __init__(self) -> None:
-        self.pool: Worktree | None = None
-        self.verifier: PoolVerifier | None = None
-        self.held: Held | None = None
+    def __init__(self, jobs: int) -> None:
+        self.size = jobs
+        self.slots: list[_Slot] = []
+        self.jobs: dict[str, _Job] = {}          # by commit: started, running or done
+        self.held: list[Held] = []                # made ahead, each on the one before (the first on the tip)
+        self.aside: list[Held] = []               # made ahead on a commit that then failed
+        self.changed = threading.Condition()      # a job finished
 
     def verify(self, w: Work) -> rework.Failure | None:
-        """verify.verify, with the commands in the pool and the model ahead meanwhile."""
+        """verify.verify, with the commands in the pool while the model works ahead."""
         tip = w.tip()
         tree = str(get_commit(w.run.repo, tip).tree_id)
-        job = self._start(w, tip, tree)
-        if self.held is None and self._may_go_ahead(w):
-            self._go_ahead(w, tip)
-        assert job.thread is not None
-        job.thread.join()
+        while True:
+            self._start_jobs(w, tip)
+            job = self.jobs.get(tip)
+            if job is not None and job.done:
+                break
+            if self._may_go_ahead(w):
+                self._go_ahead(w, tip)
+            else:
+                self._wait()
+        del self.jobs[tip]
         if job.error is not None:
             raise job.error
         ui = w.run.ui
@@ -73,84 +92,110 @@ class Ahead:
         for r in job.results:
             ui.start(_LABELS[r.kind])
             ui.finish(r.passed, verdict(r) + ("" if r.cached else f" ({r.seconds:.1f}s)"))
-        return judge(w, tip, tree, job.results)
+        failure = judge(w, tip, tree, job.results)
+        if failure is not None and self.held:
+            self.aside, self.held = self.held, []   # on a failing commit: redone once it is fixed
+        return failure
 
     def take(self, w: Work, tip: str) -> bool:
         """Record the work done ahead for logical commit k on tip, if there is any that still
         applies there; False when the model must extract it (again)."""
-        held, self.held = self.held, None
-        if held is None or held.k != w.k:
+        if self.aside:
+            self.held = self._redo(w, tip)
+        if not self.held or self.held[0].k != w.k:
+            self.held = []
             return False
-        if held.stuck is not None:
-            if held.parent == tip:   # the same step on the same tree: the same answer
-                w.stop_stuck(held.stuck)
-            return False
+        held = self.held.pop(0)
+        if held.stuck is not None:   # the same step on the same tree: the same answer
+            w.stop_stuck(held.stuck)
         if held.sha is None or held.note is None:
+            self.held = []
             return False
-        sha = held.sha if held.parent == tip else self._redo(w, held, tip)
-        if sha is None:
-            w.run.ui.line("The work done ahead does not apply on the fixed commit: extracting it again")
-            tokens = held.note.get("tokens", {"input": 0, "output": 0})
-            notes.add_spent(w.run.store, w.stored.commit, {
-                "index": w.k + 1, "why": "set aside", "input": tokens["input"], "output": tokens["output"],
-                "calls": held.note.get("model_calls", 0)})
-            return False
-        w.wt.reset(sha)
-        record.record_commit(w, sha, tip, held.note, held.message)
+        w.wt.reset(held.sha)
+        record.record_commit(w, held.sha, tip, held.note, held.message)
         return True
 
     # -- the pool ------------------------------------------------------------
 
-    def _start(self, w: Work, tip: str, tree: str) -> _Job:
-        if self.pool is None:
-            self.pool = PoolWorktree.ensure(w.run.repo, pool_name(w.run.name, 1), tip)
-            spec = w.spec
-            self.verifier = PoolVerifier(self.pool, w.wt.path, spec.build, spec.test, spec.timeout)
-        else:
-            self.pool.reset(tip)
-        verifier = self.verifier
-        assert verifier is not None
-        job = _Job()
+    def _start_jobs(self, w: Work, tip: str) -> None:
+        """Start the builds and tests not yet started, oldest first, in the free worktrees."""
+        for slot in self.slots:
+            if slot.job is not None and slot.job.done:
+                slot.job = None
+        for sha in [tip] + [h.sha for h in self.held if h.sha is not None]:
+            if sha in self.jobs:
+                continue
+            free = self._free_slot(w, sha)
+            if free is None:
+                return
+            self._start(free, sha, str(get_commit(w.run.repo, sha).tree_id))
+
+    def _free_slot(self, w: Work, sha: str) -> _Slot | None:
+        for slot in self.slots:
+            if slot.job is None:
+                slot.wt.reset(sha)
+                return slot
+        if len(self.slots) == self.size:
+            return None
+        wt = PoolWorktree.ensure(w.run.repo, pool_name(w.run.name, len(self.slots) + 1), sha)
+        spec = w.spec
+        self.slots.append(_Slot(wt, PoolVerifier(wt, w.wt.path, spec.build, spec.test, spec.timeout)))
+        return self.slots[-1]
+
+    def _start(self, slot: _Slot, sha: str, tree: str) -> None:
+        job = slot.job = self.jobs[sha] = _Job(sha)
+        verifier = slot.verifier
 
         def work() -> None:
             try:
                 job.results = verifier.verify(tree)
             except BaseException as exc:  # handed to the main thread, which raises it
                 job.error = exc
+            with self.changed:
+                job.done = True
+                self.changed.notify_all()
 
-        # A daemon: an interrupted run does not wait for the test to finish before it exits.
-        job.thread = threading.Thread(target=work, name="retcon-pool", daemon=True)
-        job.thread.start()
-        return job
+        # A daemon: an interrupted run does not wait for a test to finish before it exits.
+        threading.Thread(target=work, name=f"retcon-pool-{short(sha)}", daemon=True).start()
+
+    def _wait(self) -> None:
+        with self.changed:
+            # Slots whose job was done are freed by _start_jobs first: this waits for a running one.
+            self.changed.wait_for(lambda: any(s.job is not None and s.job.done for s in self.slots))
 
     # -- the work done ahead ---------------------------------------------------
 
     def _may_go_ahead(self, w: Work) -> bool:
-        if w.is_last:
+        k = w.k + 1 + len(self.held)
+        if self.aside or len(self.held) >= self.size or k >= w.n:
             return False
-        nxt = w.spec.commits[w.k + 1]
+        if self.held and (self.held[-1].sha is None or self.held[-1].stuck is not None):
+            return False
+        nxt = w.spec.commits[k]
         limit = w.run.opts.max_tokens
         return not nxt.created and nxt.stuck() is None and (limit is None or w.run.tally.tokens < limit)
 
     def _go_ahead(self, w: Work, tip: str) -> None:
-        """The model extracts commit k+1 on tip in the build worktree; held, not recorded."""
-        ahead = Work(w.run, w.stored, w.br, w.wt, w.verifier, w.model, w.k + 1)
-        held = self.held = Held(ahead.k, tip)
-        ui = w.run.ui
-        ui.heading(f"Commit {ahead.k + 1}/{ahead.n}: {ahead.commit.summary} "
-                   f"(ahead, while commit {w.k + 1} is built and tested)")
-        w.wt.reset(tip)
-        session = steps.session(ahead, False, tip, on_commit=lambda message, invented: self._hold(
+        """The model extracts the next logical commit on the last one made; held, not recorded."""
+        parent = self.held[-1].sha if self.held else tip
+        assert parent is not None
+        ahead = Work(w.run, w.stored, w.br, w.wt, w.verifier, w.model, w.k + 1 + len(self.held))
+        held = Held(ahead.k, parent)
+        self.held.append(held)
+        w.run.ui.heading(f"Commit {ahead.k + 1}/{ahead.n}: {ahead.commit.summary} "
+                         f"(ahead, while commit {w.k + 1} is built and tested)")
+        w.wt.reset(parent)
+        session = steps.session(ahead, False, parent, on_commit=lambda message, invented: self._hold(
             ahead, held, message, invented))
         values = steps.prompt_values(ahead, session)
-        ui.line("Extracting relevant changes...")
+        w.run.ui.line("Extracting relevant changes...")
         outcome = steps.step_ahead(ahead, "extract.md", values, session,
                                    on_spent=lambda o, spent, retries: self._spent(ahead, held, o, spent, retries))
         if outcome is not None and outcome.kind == "stuck":
             held.stuck = outcome.text
 
     def _hold(self, w: Work, held: Held, message: str, invented: notes.Invented) -> str:
-        """create_commit ahead: the commit object and its note, kept until commit k passes."""
+        """create_commit ahead: the commit object and its note, kept until the commits below pass."""
         held.message = record.initial_message(w.commit.message, message)
         sha = w.wt.commit(held.message, held.parent, signature(w.wt.path, "AUTHOR"),
                           signature(w.wt.path, "COMMITTER"))
@@ -167,15 +212,38 @@ class Ahead:
         else:
             record.spent(w, outcome, spent, retries)
 
-    def _redo(self, w: Work, held: Held, tip: str) -> str | None:
-        """What the held commit changed, merged onto tip: a new commit object, or None on a conflict."""
-        assert held.sha is not None
+    def _redo(self, w: Work, tip: str) -> list[Held]:
+        """The work set aside, merged onto the fixed tip one commit after the other, until the
+        first that does not merge cleanly (it and those after it are extracted again)."""
+        aside, self.aside = self.aside, []
+        redone: list[Held] = []
         repo = w.run.repo
-        made, old, new = get_commit(repo, held.sha), get_commit(repo, held.parent), get_commit(repo, tip)
-        merged = repo.merge_trees(old.tree, new.tree, made.tree)
-        if merged.conflicts is not None:
-            return None
-        sha = make_commit(repo, str(merged.write_tree(repo)), [tip], held.message,
-                          signature(w.wt.path, "AUTHOR"), signature(w.wt.path, "COMMITTER"))
-        w.run.ui.line(f"Redoing the work done ahead on the fixed commit, without the model: {short(sha)}")
-        return sha
+        parent = tip
+        for i, held in enumerate(aside):
+            if held.sha is None or held.note is None or held.stuck is not None:
+                break
+            made, old, new = get_commit(repo, held.sha), get_commit(repo, held.parent), get_commit(repo, parent)
+            merged = repo.merge_trees(old.tree, new.tree, made.tree)
+            if merged.conflicts is not None:
+                w.run.ui.line(f"The work done ahead for commit {held.k + 1} does not apply on the fixed "
+                              "commit: extracting it again")
+                for lost in aside[i:]:
+                    _set_aside(w, lost)
+                break
+            sha = make_commit(repo, str(merged.write_tree(repo)), [parent], held.message,
+                              signature(w.wt.path, "AUTHOR"), signature(w.wt.path, "COMMITTER"))
+            w.run.ui.line(f"Redoing the work done ahead for commit {held.k + 1} on the fixed commit, "
+                          f"without the model: {short(sha)}")
+            redone.append(Held(held.k, parent, sha, held.message, held.note))
+            parent = sha
+        return redone
+
+
+def _set_aside(w: Work, held: Held) -> None:
+    """What a step done ahead spent, when its work is dropped: on the spec chain."""
+    if held.note is None:
+        return
+    tokens = held.note.get("tokens", {"input": 0, "output": 0})
+    notes.add_spent(w.run.store, w.stored.commit, {
+        "index": held.k + 1, "why": "set aside", "input": tokens["input"], "output": tokens["output"],
+        "calls": held.note.get("model_calls", 0)})

@@ -69,7 +69,7 @@ def reconstruct(run: Run) -> None:
         if tip == br.base:   # before commit 1: a command failing here is the command's fault
             check_base(run, br, wt, verifier)
         # --jobs 2 and more: commands in the pool while the model works ahead (nothing to overlap without them)
-        ahead = Ahead() if run.opts.jobs > 1 and (spec.build or spec.test) else None
+        ahead = Ahead(run.opts.jobs) if run.opts.jobs > 1 and (spec.build or spec.test) else None
         stop: Stop = "complete"
         try:
             while (k := stored.spec.current()) is not None:

@@ -16,6 +16,7 @@ import threading
 from dataclasses import dataclass, field
 
 from git_retcon import rework
+from git_retcon.git.message import cleanup
 from git_retcon.git.plumbing import get_commit, make_commit, short, signature
 from git_retcon.model.tools import Outcome
 from git_retcon.reconstruct import record, steps
@@ -196,7 +197,7 @@ class Ahead:
 
     def _hold(self, w: Work, held: Held, message: str, invented: notes.Invented) -> str:
         """create_commit ahead: the commit object and its note, kept until the commits below pass."""
-        held.message = record.initial_message(w.commit.message, message)
+        held.message = cleanup(record.initial_message(w.commit.message, message))   # as create_commit does
         sha = w.wt.commit(held.message, held.parent, signature(w.wt.path, "AUTHOR"),
                           signature(w.wt.path, "COMMITTER"))
         w.wt.move_head(sha)

@@ -195,7 +195,11 @@ def from_commits(repo: pygit2.Repository, source: str, remote: str, cleaned: str
         hints = f"From {str(c.id)[:12]}: {', '.join(files[:20])}{' ...' if len(files) > 20 else ''}"
         if notes.get(r):
             hints += "\nAlso folds in: " + "; ".join(notes[r])
-        out.append(specmod.LogicalCommit(message=messages[r], hints=hints, hunks=ids[r]))
+        message = messages[r]
+        if not message.strip():   # git commit --allow-empty-message: a message is needed, say what it changes
+            message = f"Update {', '.join(files[:3])}{' and more' if len(files) > 3 else ''}"
+            hints += "\nThe source commit has no message: write one (git retcon spec edit)."
+        out.append(specmod.LogicalCommit(message=message, hints=hints, hunks=ids[r]))
     spec = specmod.Spec(source=source, remote=remote, cleaned=cleaned, commits=out)
     set_paths(spec, everything)
     return spec

@@ -72,3 +72,21 @@ def test_a_models_message_is_stored_as_git_commit_m_would_store_it(tmp_path, scr
                             text=True, check=True).stdout.split("\n\n", 1)[1]
     by_git = subprocess.run(["git", "stripspace"], input=raw, capture_output=True, text=True, check=True).stdout
     assert stored == by_git == "WIP: take two()\n\nutil.two() was missing.\n"
+
+
+def test_source_commits_without_a_message_are_planned_with_one_that_names_their_files(tmp_path):
+    repo = feature_repo(tmp_path / "repo")
+    repo.git("checkout", "-q", "feature")
+    repo.write("later.txt", "x\n")
+    repo.git("add", "later.txt")
+    repo.git("commit", "-q", "--allow-empty-message", "-m", "  ")
+    repo.git("checkout", "-q", "main")
+
+    res = retcon(repo, "plan", "--from-commits", "--source", "feature", "--onto", "main", "--no-edit")
+
+    assert res.code == 0, res.text
+    shown = retcon(repo, "spec", "show").out
+    assert 'message = "Update later.txt"' in shown
+    assert "The source commit has no message" in shown
+    assert retcon(repo, "run", "-m", "retcon-paths").code == 0
+    assert repo.log("main..feature-clean")[0] == "Update later.txt"

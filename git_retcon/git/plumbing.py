@@ -43,9 +43,32 @@ def git(cwd: Path | str, *args: str, check: bool = True, input: str | None = Non
         ["git", *args], cwd=cwd, env=clean_env(), text=True, capture_output=True, input=input,
     )
     if check and proc.returncode != 0:
-        msg = proc.stderr.strip().splitlines()
-        raise RetconError(f"git {args[0]} failed: {msg[-1] if msg else 'exit ' + str(proc.returncode)}")
+        raise RetconError(f"git {_command(args)} failed: {_cause(proc.stderr, proc.returncode)}")
     return proc.stdout
+
+
+def _command(args: tuple[str, ...]) -> str:
+    """The subcommand's name, past any -c options."""
+    rest = list(args)
+    while len(rest) > 1 and rest[0] == "-c":
+        rest = rest[2:]
+    return rest[0] if rest else "git"
+
+
+_LOCKED = re.compile(r"Unable to create '(?P<file>[^']+\.lock)': File exists")
+
+
+def _cause(stderr: str, code: int) -> str:
+    """The line of git's stderr that says what went wrong: its first fatal/error line
+    (the advice after it never names the file), else its last line."""
+    if m := _LOCKED.search(stderr):
+        return (f"{m['file']} exists (a git command is running there, or one was killed): "
+                "if none is running, remove that file and run again")
+    lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
+    first = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), None)
+    if first is not None:
+        return first.split(":", 1)[1].strip()
+    return lines[-1] if lines else f"exit {code}"
 
 
 def open_repo(cwd: Path | str | None = None) -> pygit2.Repository:

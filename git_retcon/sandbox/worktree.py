@@ -10,8 +10,15 @@ from pathlib import Path, PurePosixPath
 import pygit2
 from pygit2.enums import FileMode
 
+from git_retcon.errors import RetconError
+from git_retcon.failpoint import failpoint
 from git_retcon.git.plumbing import common_dir, git, main_workdir, make_commit
 from git_retcon.state.store import safe_name
+
+# Marker in the admin dir: the worktree was made to the end (a kill before leaves none).
+_READY = "retcon-ready"
+# The user's hooks never run for git-retcon's own worktree.
+_NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 
 
 class PathRefused(Exception):
@@ -51,43 +58,55 @@ class Worktree:
         """Open the spec's worktree, creating (or re-creating) it detached at commit.
 
         Detached, so the cleaned branch is never "checked out" there and the user
-        stays free to check it out themselves.
+        stays free to check it out themselves. The caller holds the spec's run lock:
+        the worktree's own lock files left by a killed run are cleared at once.
         """
         path = cls.location(repo, name)
-        top = main_workdir(repo)
-        if not (path / ".git").exists():
-            git(top, "worktree", "prune")
-            if path.exists():
-                shutil.rmtree(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            git(top, "worktree", "add", "--quiet", "--detach", str(path), commit)
-            wt = cls(path)
-            # Just checked out: exactly commit already. A reset now would also re-hash
-            # every file, since the fresh index is racy (as new as the files).
-            wt.synced = commit
-            wt.exact = True
-            return wt
+        admin = _own_admin(repo, path)
+        if admin is None or not (admin / _READY).exists():
+            return cls._create(repo, path, commit)
+        _clear_locks(admin)
         wt = cls(path)
         wt.reset(commit)
         return wt
 
     @classmethod
+    def _create(cls, repo: pygit2.Repository, path: Path, commit: str) -> Worktree:
+        """A fresh worktree at commit, made so that a kill at any instant leaves
+        something the next call (or abort) discards: it counts as made only once
+        the ready marker is in its admin dir. No hook of the user's runs."""
+        _discard(repo, path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        top = main_workdir(repo)
+        # --no-checkout: `worktree add` runs no post-checkout hook; the files come
+        # from read-tree, through git's filters (eol, clean/smudge), like a checkout.
+        git(top, *_NO_HOOKS, "worktree", "add", "--quiet", "--no-checkout", "--detach", str(path), commit)
+        failpoint("worktree-added")
+        git(path, *_NO_HOOKS, "read-tree", "--reset", "-u", commit)
+        failpoint("worktree-checked-out")
+        admin = _own_admin(repo, path)
+        if admin is None:
+            raise RetconError(f"git worktree add made no worktree at {path}: run the command again")
+        (admin / _READY).write_text("git-retcon\n")
+        wt = cls(path)
+        # Just checked out: exactly commit already. A reset now would also re-hash
+        # every file, since the fresh index is racy (as new as the files).
+        wt.synced = commit
+        wt.exact = True
+        return wt
+
+    @classmethod
     def remove(cls, repo: pygit2.Repository, name: str) -> bool:
-        path = cls.location(repo, name)
-        if not path.exists():
-            return False
-        git(main_workdir(repo), "worktree", "remove", "--force", str(path), check=False)
-        if path.exists():
-            shutil.rmtree(path)
-        git(main_workdir(repo), "worktree", "prune")
-        return True
+        """Delete the spec's worktree, also a half-made one; nobody else's. True if
+        there was anything to delete."""
+        return _discard(repo, cls.location(repo, name))
 
     def reset(self, commit: str) -> None:
         """Make index and files exactly commit's tree. Untracked files go (they could
         make a build pass that the commit alone would not); ignored ones stay warm."""
         if self.synced == commit and not self.edited:
             return
-        git(self.path, "reset", "--quiet", "--hard", commit)
+        git(self.path, *_NO_HOOKS, "reset", "--quiet", "--hard", commit)
         git(self.path, "clean", "-fdq")
         self.index.read(True)
         self._unsaved = False
@@ -101,7 +120,7 @@ class Worktree:
         if self.exact:
             return
         self.save_index()
-        git(self.path, "read-tree", "--reset", "-u", self.tree())
+        git(self.path, *_NO_HOOKS, "read-tree", "--reset", "-u", self.tree())
         git(self.path, "clean", "-fdq")
         self.index.read(True)
         self.exact = True
@@ -212,6 +231,76 @@ class Worktree:
         if self.synced is not None:
             self.synced = commit
             self.edited = False
+
+
+def _own_admin(repo: pygit2.Repository, path: Path) -> Path | None:
+    """The admin dir (.git/worktrees/X) of the worktree at path: the one whose
+    gitdir file points at path/.git. The other worktrees are the user's."""
+    dirs = _admin_dirs(repo, path)
+    return dirs[0] if len(dirs) == 1 and (path / ".git").is_file() else None
+
+
+def _admin_dirs(repo: pygit2.Repository, path: Path) -> list[Path]:
+    """Every admin dir that belongs to a worktree at path, complete or half made
+    (a kill inside `git worktree add` leaves one "locked: initializing")."""
+    root = common_dir(repo) / "worktrees"
+    want = (path / ".git").resolve()
+    found = []
+    try:
+        candidates = sorted(root.iterdir())
+    except OSError:
+        return []
+    for admin in candidates:
+        try:
+            target = Path((admin / "gitdir").read_text().strip())
+        except OSError:
+            continue
+        if target.resolve() == want:
+            found.append(admin)
+    return found
+
+
+def _discard(repo: pygit2.Repository, path: Path) -> bool:
+    """Delete the worktree at path and its admin dirs (locked or not: they are ours);
+    never `git worktree prune`, which would also drop a user's worktree whose
+    directory is elsewhere for a moment."""
+    admins = _admin_dirs(repo, path)
+    # A kill between `worktree add` writing path/.git and its gitdir file: the .git
+    # file names an admin dir that points nowhere yet.
+    named = _named_admin(repo, path)
+    if named is not None and named not in admins:
+        admins.append(named)
+    existed = bool(admins) or path.exists()
+    for admin in admins:
+        shutil.rmtree(admin, ignore_errors=True)
+    if path.exists() or path.is_symlink():
+        shutil.rmtree(path)
+    return existed
+
+
+def _named_admin(repo: pygit2.Repository, path: Path) -> Path | None:
+    """The admin dir path/.git names, if it is one of this repository's and does not
+    name another worktree (its gitdir file, if any, points at path)."""
+    try:
+        text = (path / ".git").read_text().strip()
+    except OSError:
+        return None
+    admin = Path(text.removeprefix("gitdir:").strip())
+    root = (common_dir(repo) / "worktrees").resolve()
+    if admin.resolve().parent != root or not admin.is_dir():
+        return None
+    try:
+        target = Path((admin / "gitdir").read_text().strip())
+    except OSError:
+        return admin
+    return admin if target.resolve() == (path / ".git").resolve() else None
+
+
+def _clear_locks(admin: Path) -> None:
+    """Lock files a killed git left in the worktree's own admin dir. Only git-retcon
+    runs git there, and the caller holds the spec's run lock: they are stale."""
+    for lock in admin.glob("*.lock"):
+        lock.unlink(missing_ok=True)
 
 
 def _prune_empty_dirs(start: Path, root: Path) -> None:

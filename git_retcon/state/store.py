@@ -40,7 +40,8 @@ TESTS_REF = "refs/notes/retcon-tests"
 SPEC_FILE = "spec.toml"
 # Scratch refs for building a notes commit before it is CAS-ed into place.
 _SCRATCH_PREFIX = "refs/retcon-scratch/"
-_STALE_LOCK_SECONDS = 5
+# Written by every spec's runs: not one run's own.
+_SHARED_REFS = (NOTES_REF, TESTS_REF)
 
 
 def spec_ref(name: str) -> str:
@@ -201,17 +202,39 @@ class Store:
                 self.repo.references.delete(name)
 
     def sweep_locks(self, refs: list[str], extra: list[Path] | None = None) -> None:
-        """Remove git lock files a killed run left on its own refs and worktree index.
+        """Remove git lock files a killed run left on its refs and worktree files.
 
-        Called under the run lock, so no other git-retcon is writing them; a lock
-        older than a few seconds is not a concurrent git command's either."""
-        now = time.time()
+        Called under the spec's run lock, so no other git-retcon writes the spec's
+        own refs and files: their locks are stale, removed at once. The notes refs
+        are shared by every spec: their locks go only when no other git-retcon runs
+        (one that does may be writing a note this instant)."""
+        others = self._others_running()
         for path in [self.git_dir / (r + ".lock") for r in refs] + (extra or []):
-            try:
-                if now - path.stat().st_mtime > _STALE_LOCK_SECONDS:
-                    path.unlink()
-            except FileNotFoundError:
+            rel = path.relative_to(self.git_dir).as_posix() if path.is_relative_to(self.git_dir) else ""
+            if others and rel.removesuffix(".lock") in _SHARED_REFS:
                 continue
+            path.unlink(missing_ok=True)
+
+    def _others_running(self) -> bool:
+        """Whether another process holds a run lock of this repository."""
+        try:
+            locks = sorted((self.git_dir / "retcon" / "locks").glob("*.lock"))
+        except OSError:
+            return False
+        for path in locks:
+            if path.resolve() in RunLock.held:
+                continue
+            try:
+                fd = os.open(path, os.O_RDWR)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                return True
+            finally:
+                os.close(fd)
+        return False
 
     # -- the run lock -----------------------------------------------------
 
@@ -238,6 +261,8 @@ class RunLock:
     """An exclusive flock per spec: the kernel drops it when the process dies,
     so a killed run never leaves a stale lock behind."""
 
+    held: set[Path] = set()  # the run locks this process holds
+
     def __init__(self, path: Path, name: str):
         self.path = path
         self.name = name
@@ -259,10 +284,12 @@ class RunLock:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self.fd = fd
+        RunLock.held.add(self.path.resolve())
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self.fd is not None:
+            RunLock.held.discard(self.path.resolve())
             os.close(self.fd)
             self.fd = None
 

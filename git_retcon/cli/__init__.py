@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import NoReturn
 
 import click
 
@@ -34,7 +35,10 @@ def main(argv: list[str] | None = None) -> None:
         rc = cli.main(args=argv, prog_name="git retcon", standalone_mode=False)
         if isinstance(rc, int) and rc:
             sys.exit(rc)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        # click turns Ctrl-C into Abort; the work is resumable, so say how.
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            _interrupted()
         click.echo("Aborted.", err=True)
         sys.exit(1)
     except click.ClickException as exc:
@@ -47,8 +51,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        click.echo("Interrupted: run the same command again to resume.", err=True)
-        sys.exit(130)
+        _interrupted()
     except SystemExit:
         raise
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
@@ -62,3 +65,9 @@ def main(argv: list[str] | None = None) -> None:
                    "(set RETCON_DEBUG=1 for a traceback, and please report it)", err=True)
         sys.exit(1)
 
+
+
+def _interrupted() -> NoReturn:
+    """Ctrl-C: every write is compare-and-swap, so the same command resumes."""
+    click.echo("Interrupted: run the same command again to resume.", err=True)
+    sys.exit(130)

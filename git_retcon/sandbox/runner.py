@@ -98,7 +98,8 @@ def check_command_exists(command: str, kind: str) -> None:
 
 def run_command(kind: CommandKind, command: str, cwd: Path, timeout: int,
                 on_output: Callable[[str], None] | None = None) -> Result:
-    """Run command through the shell in its own process group; kill the group at timeout."""
+    """Run command through the shell in its own process group; kill the group at timeout,
+    and on an interrupt."""
     start = time.monotonic()
     proc = subprocess.Popen(
         command, shell=True, cwd=cwd, env=clean_env({"GIT_RETCON": "1"}),
@@ -120,6 +121,13 @@ def run_command(kind: CommandKind, command: str, cwd: Path, timeout: int,
         proc.wait()
         reader.join()
         code, result = None, "timeout"
+    except BaseException:
+        # Ctrl-C (or any other way out): the command runs in its own session, so the
+        # terminal's SIGINT never reached it; leave nothing running in the worktree.
+        _kill_group(proc)
+        proc.wait()
+        reader.join(5)
+        raise
     seconds = time.monotonic() - start
     text = b"".join(chunks).decode("utf-8", errors="replace")
     return Result(kind, command, result, round(seconds, 3), code, trim(text))

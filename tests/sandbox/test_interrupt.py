@@ -1,0 +1,53 @@
+"""Ctrl-C during a build or test: the command's process group goes, and the user is told
+how to resume (exit 130), as DESIGN.md promises."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from testing.flow import ROOT, SPEC, feature_repo, retcon_proc, take, write_script
+
+
+def gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state in ("Z", "X")  # a zombie waits only for its (new) parent to reap it
+
+
+def test_ctrl_c_kills_the_test_command_and_says_how_to_resume(tmp_path):
+    repo = feature_repo(tmp_path / "repo")
+    pidfile = tmp_path / "test.pid"
+    spec = SPEC.replace("test = \"python3 -c 'import app; app.main()'\"",
+                        f'test = "sleep 60 & echo $! > {pidfile}; wait"')
+    (tmp_path / "spec.toml").write_text(spec)
+    assert retcon_proc(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
+    script = write_script(tmp_path / "script.json", {"1/extract": take("util.py")})
+    proc = subprocess.Popen([sys.executable, "-m", "testing.run_retcon", "run", "-m", "scripted"],
+                            cwd=repo.path, env={**os.environ, "PYTHONPATH": str(ROOT), "RETCON_SCRIPT": str(script)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        child = int(pidfile.read_text())
+        assert not gone(child)
+        proc.send_signal(signal.SIGINT)  # what the terminal sends to the foreground process
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, out + err
+    assert "Interrupted: run the same command again to resume." in err
+    assert "Aborted" not in err and "Traceback" not in err
+    deadline = time.monotonic() + 5
+    while not gone(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(child), "the test command outlived the interrupted run"

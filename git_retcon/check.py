@@ -55,7 +55,7 @@ def commit_rows(store: Store, stored: Stored) -> list[dict[str, Any]]:
             drift = notes.invented_of(note)
             invented["count"] += drift["count"]
             invented["lines"] += drift["lines"]
-        result = tree_result(store, c.created[-1]) if c.created else None
+        result = tree_result(store, c.created[-1], _commands(stored)) if c.created else None
         rows.append({
             "index": i + 1, "message": c.summary, "state": c.state, "commits": c.created,
             "wip": max(len(c.created) - 1, 0), "tokens": tokens,
@@ -65,13 +65,15 @@ def commit_rows(store: Store, stored: Stored) -> list[dict[str, Any]]:
     return rows
 
 
-def tree_result(store: Store, sha: str) -> tuple[str, str] | None:
-    """(build, test) recorded for the tree of commit sha: pass, fail, or skipped."""
+def tree_result(store: Store, sha: str, commands: dict[CommandKind, str]) -> tuple[str, str] | None:
+    """(build, test) recorded for the tree of commit sha with the spec's commands: pass,
+    fail, ..., or none (not configured, or never run with that command)."""
     commit = find_commit(store.repo, sha)
     if commit is None:
         return None
-    records = notes.tree_records(store, str(commit.tree_id))
-    b, t = (records[kind].get("result") if kind in records else None for kind in notes.COMMAND_KINDS)
+    records = notes.tree_commands(store, str(commit.tree_id))
+    b, t = (records[cmd].get("result") if (cmd := commands.get(kind)) in records else None
+            for kind in notes.COMMAND_KINDS)
     return (b or "none", t or "none")
 
 
@@ -256,10 +258,10 @@ def _tests_item(store: Store, stored: Stored) -> tuple[bool, str]:
         if commit is None:
             problems.setdefault("not in this repository (git retcon pull)", []).append(str(i + 1))
             continue
-        records = notes.tree_records(store, str(commit.tree_id))
+        records = notes.tree_commands(store, str(commit.tree_id))
         for kind, command in commands.items():
-            rec = records.get(kind)
-            if rec is None or rec.get("command") != command:
+            rec = records.get(command)
+            if rec is None:
                 problems.setdefault(f"{kind} never ran", []).append(f"{i + 1} {short(str(commit.id))}")
                 break
             if rec.get("result") != "pass":

@@ -121,7 +121,8 @@ def test_untested_tree_fails_until_rerun_records_a_pass(tmp_path):
     assert f"commit 3/3 {shas[2]}: test pass" in res.out
     assert "✓ --rerun: build and test passed again for 3 logical commits" in res.out
     note = json.loads(repo.git("notes", "--ref=retcon-tests", "show", repo.tree("feature-clean")))
-    assert "def two()" in note["test"]["command"] and note["test"]["result"] == "pass"
+    (rec,) = [rec for text, rec in note["commands"].items() if "def two()" in text]
+    assert rec["kind"] == "test" and rec["result"] == "pass"
     assert retcon(repo, "check").code == 0  # the fresh record is trusted from now on
 
 

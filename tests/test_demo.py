@@ -92,7 +92,8 @@ def test_demo_cleans_up_a_messy_branch_for_real(tmp_path, hostile_home):
     # The tests really ran on each commit's tree, and the suite grew with the branch.
     counts = []
     for sha in shas:
-        record = json.loads(repo.git("notes", "--ref=refs/notes/retcon-tests", "show", repo.tree(sha)))
+        note = json.loads(repo.git("notes", "--ref=refs/notes/retcon-tests", "show", repo.tree(sha)))
+        record = {rec["kind"]: rec for rec in note["commands"].values()}
         assert record["build"]["result"] == "pass" and record["test"]["result"] == "pass"
         assert sys.executable in record["test"]["command"]
         counts.append(int(re.search(r"(\d+) passed", record["test"]["output"]).group(1)))

@@ -1,4 +1,4 @@
-"""Running the configured build and test commands, and their results keyed by tree.
+"""Running the configured build and test commands, and their results keyed by tree and command.
 
 A tree that was built and tested is never built or tested again with the same
 command: the result is a JSON note on the tree under refs/notes/retcon-tests.
@@ -59,7 +59,7 @@ class Result:
         return f"exit {self.exit_code}"
 
     def to_note(self) -> CommandRecord:
-        return {"command": self.command, "result": self.result, "seconds": self.seconds,
+        return {"command": self.command, "kind": self.kind, "result": self.result, "seconds": self.seconds,
                 "exit_code": self.exit_code, "output": self.output}
 
 
@@ -161,8 +161,9 @@ class Verifier:
         return bool(self.commands[kind])
 
     def cached(self, tree: str, kind: CommandKind) -> Result | None:
-        rec = notes.command_record(self.store, tree, kind)
-        if rec is None or rec.get("command") != self.commands[kind]:
+        command = self.commands[kind]
+        rec = notes.command_record(self.store, tree, command) if command else None
+        if rec is None:
             return None
         if rec.get("result") not in ("pass", "fail"):
             return None  # timeouts and missing programs are worth another try
@@ -201,7 +202,7 @@ class Verifier:
     def run_and_record(self, tree: str, kind: CommandKind,
                        on_output: Callable[[str], None] | None = None) -> Result:
         """run(), on a worktree that holds exactly tree (reset, no stray files), and the
-        result recorded on tree, replacing any earlier one."""
+        result recorded on tree, replacing an earlier one of the same command."""
         res = self.run(kind, on_output)
-        notes.record_command(self.store, tree, kind, res.to_note())
+        notes.record_command(self.store, tree, res.to_note())
         return res

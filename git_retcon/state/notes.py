@@ -9,7 +9,7 @@ written by hand or by an older version may lack keys, so they use `.get`.
   `squashed` or `rewritten_from`).
 - refs/notes/retcon on a commit of the spec chain: SpecNote, the tokens spent by
   steps that made no commit, and each run's totals.
-- refs/notes/retcon-tests on a tree: TreeNote, one CommandRecord per kind.
+- refs/notes/retcon-tests on a tree: TreeNote, one CommandRecord per command text.
 """
 from __future__ import annotations
 
@@ -116,6 +116,7 @@ class SpecNote(TypedDict, total=False):
 
 class CommandRecord(TypedDict):
     command: str
+    kind: CommandKind                 # what the spec ran it as (the last run's, if both)
     result: CommandResult
     seconds: float
     exit_code: int | None
@@ -123,10 +124,13 @@ class CommandRecord(TypedDict):
 
 
 class TreeNote(TypedDict, total=False):
-    """refs/notes/retcon-tests on a tree: the last result of each command kind."""
+    """refs/notes/retcon-tests on a tree: the last result of each command, by its text.
 
-    build: CommandRecord
-    test: CommandRecord
+    Keyed by the command's text, so specs (or edits) with other commands on the same
+    tree never erase each other's records. Older versions wrote one record per kind
+    (`build`, `test`); those are still read."""
+
+    commands: dict[str, CommandRecord]
 
 
 def usage(input_tokens: int, output_tokens: int, calls: int) -> Usage:
@@ -207,22 +211,32 @@ def add_run(store: Store, spec_commit: str, item: RunRecord) -> None:
 # -- trees: build and test records -------------------------------------------------
 
 
-def read_tree(store: Store, tree: str) -> TreeNote:
-    return cast(TreeNote, store.read_note(TESTS_REF, tree) or {})
-
-
-def tree_records(store: Store, tree: str) -> dict[CommandKind, CommandRecord]:
-    """The recorded result of each command kind on tree (those stored in the expected shape)."""
+def tree_commands(store: Store, tree: str) -> dict[str, CommandRecord]:
+    """The recorded result of each command on tree, by command text (records of the
+    older one-per-kind shape included, the newer shape winning)."""
     note = store.read_note(TESTS_REF, tree) or {}
-    return {kind: cast(CommandRecord, rec) for kind in COMMAND_KINDS if isinstance(rec := note.get(kind), dict)}
+    found: dict[str, CommandRecord] = {}
+    for kind in COMMAND_KINDS:   # the older shape: {"build": {...}, "test": {...}}
+        rec = note.get(kind)
+        if isinstance(rec, dict) and isinstance(rec.get("command"), str):
+            found[rec["command"]] = cast(CommandRecord, {"kind": kind, **rec})
+    commands = note.get("commands")
+    if isinstance(commands, dict):
+        for text, rec in commands.items():
+            if isinstance(rec, dict):
+                found[text] = cast(CommandRecord, {**rec, "command": text})
+    return found
 
 
-def command_record(store: Store, tree: str, kind: CommandKind) -> CommandRecord | None:
-    return tree_records(store, tree).get(kind)
+def command_record(store: Store, tree: str, command: str) -> CommandRecord | None:
+    """The recorded result of command (its exact text) on tree."""
+    return tree_commands(store, tree).get(command)
 
 
-def record_command(store: Store, tree: str, kind: CommandKind, rec: CommandRecord) -> None:
-    """Record kind's result on tree, replacing an earlier one and keeping the other kind's."""
-    note = read_tree(store, tree)
-    note[kind] = rec
+def record_command(store: Store, tree: str, rec: CommandRecord) -> None:
+    """Record a command's result on tree, replacing an earlier one of the same command
+    and keeping every other command's (an older-shape note is rewritten in the new one)."""
+    records = tree_commands(store, tree)
+    records[rec["command"]] = rec
+    note: TreeNote = {"commands": records}
     store.write_note(TESTS_REF, tree, cast("dict[str, Any]", note))

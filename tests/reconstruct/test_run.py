@@ -39,8 +39,9 @@ def test_happy_path_builds_every_commit_and_ends_on_the_source_tree(project, scr
     note = notes(project, project.rev("feature-clean~2"))
     assert note["spec"] == "feature-clean" and note["index"] == 1 and note["kind"] == "initial"
     assert note["build"] == "pass" and note["test"] == "pass" and note["tokens"]["input"] > 0
-    tested = notes(project, project.tree("feature-clean~2"), "refs/notes/retcon-tests")
-    assert tested["test"]["result"] == "pass" and "seconds" in tested["test"]
+    tested = notes(project, project.tree("feature-clean~2"), "refs/notes/retcon-tests")["commands"]
+    test = tested["python3 -c 'import app; app.main()'"]
+    assert test["result"] == "pass" and "seconds" in test
     status = json.loads(retcon(project, "status", "--json").out)
     assert status["state"] == "complete"
     assert [c["state"] for c in status["commits"]] == ["complete"] * 3
@@ -91,9 +92,12 @@ def test_fix_loop_makes_a_wip_commit_from_the_remaining_diff(tmp_path, scripted)
     assert (wip["kind"], wip["attempt"], wip["test"]) == ("wip", 2, "pass")
     assert "AttributeError" in wip["diagnosis"] and isinstance(wip["rework"]["candidates"], list)
     tested = notes(repo, repo.tree("feature-clean~1"), "refs/notes/retcon-tests")
-    assert sorted(tested) == ["build", "test"]
-    assert sorted(tested["test"]) == ["command", "exit_code", "output", "result", "seconds"]
-    assert tested["test"]["result"] == "pass" and tested["test"]["exit_code"] == 0
+    assert sorted(tested) == ["commands"]
+    by_kind = {rec["kind"]: rec for rec in tested["commands"].values()}
+    assert sorted(by_kind) == ["build", "test"]
+    assert sorted(by_kind["test"]) == ["command", "exit_code", "kind", "output", "result", "seconds"]
+    assert by_kind["test"]["result"] == "pass" and by_kind["test"]["exit_code"] == 0
+    assert tested["commands"][by_kind["test"]["command"]] == by_kind["test"]
     # The run's totals are noted on the spec chain's commit current when it ended.
     (run,) = notes(repo, repo.rev("refs/retcon/feature-clean"))["runs"]
     assert sorted(run) == ["commits", "model", "stop", "tokens"]

@@ -156,7 +156,7 @@ class Session:
         except ValueError as exc:
             self.wt.exact = False   # files may differ from the index now
             raise ToolError(f"{exc}; nothing was applied: call read_diff") from None
-        self.wt.index_changed()
+        self.wt.index_changed(touched)
         left = self.remaining()
         parts = [h for h in chosen if h.id not in by_id]
         text = (f"Applied {len(chosen)} hunks" + (f" ({len(parts)} of them in part)" if parts else "")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 import pygit2
@@ -12,11 +14,13 @@ from pygit2.enums import FileMode
 
 from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
-from git_retcon.git.plumbing import common_dir, git, main_workdir, make_commit
+from git_retcon.git.plumbing import clean_env, common_dir, git, main_workdir, make_commit
 from git_retcon.state.store import safe_name
 
 # Marker in the admin dir: the worktree was made to the end (a kill before leaves none).
 _READY = "retcon-ready"
+# Attributes under which git converts a file's bytes on checkout and add.
+_FILTER_ATTRS = ("filter", "text", "eol", "crlf", "ident", "working-tree-encoding")
 # The user's hooks never run for git-retcon's own worktree.
 _NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 
@@ -38,6 +42,7 @@ class Worktree:
         # Files are exactly the index's tree and nothing else is there (but ignored
         # files): no command ran since the last reset, and the tools keep both in step.
         self.exact = False
+        self._autocrlf: bool | None = None
 
     @classmethod
     def location(cls, repo: pygit2.Repository, name: str) -> Path:
@@ -192,7 +197,8 @@ class Worktree:
         if mode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE:
             os.chmod(target, os.stat(target).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         self.edited = True
-        oid = self.repo.create_blob(data)
+        # The blob `git add` would store: the file's bytes through git's clean filters.
+        oid = pygit2.Oid(hex=self._clean(key, data)) if self.filtered(key) else self.repo.create_blob(data)
         self.index.add(pygit2.IndexEntry(key, oid, FileMode(mode)))
         self._unsaved = True
 
@@ -208,10 +214,44 @@ class Worktree:
         self._unsaved = True
         _prune_empty_dirs(target.parent, self.path)
 
-    def index_changed(self) -> None:
-        """Files and index were changed by hand (hunk application)."""
+    def index_changed(self, paths: Iterable[str] = ()) -> None:
+        """Files and index were changed by hand (hunk application, which writes blobs as
+        files): the paths git converts are written again as a checkout writes them."""
         self.edited = True
         self._unsaved = True
+        self._smudge([p for p in paths if self._is_file(p) and self.filtered(p)])
+
+    # -- git's filters: a file is what checkout writes, a blob what `git add` stores ----
+
+    def filtered(self, key: str) -> bool:
+        """Whether git converts this path between blob and file: end of line (core.autocrlf,
+        text, eol), a clean/smudge filter driver, ident, working-tree-encoding."""
+        if self._autocrlf is None:
+            try:
+                value = str(self.repo.config["core.autocrlf"]).lower()
+            except (KeyError, ValueError, pygit2.GitError):
+                value = "false"
+            self._autocrlf = value in ("true", "yes", "on", "1", "input")
+        if self._autocrlf:
+            return True
+        return any(self.repo.get_attr(key, attr) not in (None, False) for attr in _FILTER_ATTRS)
+
+    def _is_file(self, key: str) -> bool:
+        return key in self.index and self.index[key].mode in (
+            pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
+
+    def _clean(self, key: str, data: bytes) -> str:
+        """The blob id `git add` gives data at path key (written to the object store)."""
+        out = _git_bytes(self.path, "hash-object", "-w", f"--path={key}", "--stdin", input=data)
+        return out.decode().strip()
+
+    def _smudge(self, keys: list[str]) -> None:
+        """Write these index entries' files as checkout does (one git process for all)."""
+        if not keys:
+            return
+        self.save_index()
+        _git_bytes(self.path, "checkout-index", "-f", "-z", "--stdin",
+                   input=b"".join(k.encode() + b"\0" for k in keys))
 
     # -- trees and commits -------------------------------------------------
 
@@ -231,6 +271,16 @@ class Worktree:
         if self.synced is not None:
             self.synced = commit
             self.edited = False
+
+
+def _git_bytes(cwd: Path, *args: str, input: bytes) -> bytes:
+    """git with bytes in and out (file contents); a failure names the command and cause."""
+    proc = subprocess.run(["git", *_NO_HOOKS, *args], cwd=cwd, env=clean_env(), input=input,
+                          capture_output=True)
+    if proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
+        raise RetconError(f"git {args[0]} failed in {cwd}: {err[-1] if err else f'exit {proc.returncode}'}")
+    return proc.stdout
 
 
 def _own_admin(repo: pygit2.Repository, path: Path) -> Path | None:

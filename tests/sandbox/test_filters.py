@@ -1,0 +1,59 @@
+"""The build worktree behaves like a checkout: files pass through git's filters (eol,
+clean/smudge), so a committed blob is what `git add` stores and a build sees what a
+checkout gives."""
+from __future__ import annotations
+
+from testing.flow import call, retcon, take, turn
+from testing.gitrepo import GitRepo
+
+ROT13 = "tr A-Za-z N-ZA-Mn-za-m"
+SPEC = """\
+source = "feature"
+remote = "main"
+cleaned = "feature-clean"
+
+[[commit]]
+message = "secret: say hello"
+paths = ["secret.sec"]
+
+[[commit]]
+message = "notes: more"
+paths = ["notes.txt", "hand.txt"]
+"""
+
+
+def filtered_repo(path) -> GitRepo:
+    """*.txt with eol=crlf and *.sec through a clean/smudge filter (rot13); the feature
+    branch committed with `git add`, so its blobs are the clean forms."""
+    repo = GitRepo.init(path)
+    repo.git("config", "filter.rot13.clean", ROT13)
+    repo.git("config", "filter.rot13.smudge", ROT13)
+    repo.commit("base", {".gitattributes": "*.txt eol=crlf\n*.sec filter=rot13\n",
+                         "notes.txt": "one\r\n", "secret.sec": "plain\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("work", {"notes.txt": "one\r\ntwo\r\n", "secret.sec": "plain\nhello\n",
+                         "hand.txt": "by\r\nhand\r\n"})
+    repo.git("checkout", "-q", "main")
+    return repo
+
+
+def test_applied_and_written_files_go_through_the_filters(tmp_path, scripted):
+    repo = filtered_repo(tmp_path / "repo")
+    assert repo.git("cat-file", "-p", "feature:secret.sec") == "cynva\nuryyb"   # the clean form
+    (tmp_path / "spec.toml").write_text(SPEC)
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
+    scripted({"1/extract": take("secret.sec"),
+              "2/extract": [turn(call("apply_hunks", hunk_ids="$ids:notes.txt")),
+                            # What read_file shows the model, and what it writes back: CRLF.
+                            turn(call("write_file", path="hand.txt", content="by\r\nhand\r\n")),
+                            turn(call("create_commit", message=""))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert repo.tree("feature-clean") == repo.tree("feature")
+    assert retcon(repo, "check").code == 0
+    # The worktree holds what a checkout of the cleaned branch holds, and git sees no change.
+    wt = GitRepo(repo.path / ".git" / "retcon" / "worktrees" / "feature-clean")
+    assert (wt.path / "secret.sec").read_bytes() == b"plain\nhello\n"
+    assert (wt.path / "notes.txt").read_bytes() == b"one\r\ntwo\r\n"
+    assert (wt.path / "hand.txt").read_bytes() == b"by\r\nhand\r\n"
+    assert wt.status() == ""

@@ -21,7 +21,7 @@ from git_retcon.git.plumbing import get_commit, ref_target
 from git_retcon.reconstruct import fixloop, record, report, steps
 from git_retcon.reconstruct.ahead import Ahead
 from git_retcon.reconstruct.context import Branches, Options, Run, Work, way_out
-from git_retcon.reconstruct.squash import squash
+from git_retcon.reconstruct.squash import finish_interrupted, squash
 from git_retcon.reconstruct.verify import check_base, verify
 from git_retcon.sandbox.pool import PoolWorktree, pool_names
 from git_retcon.sandbox.runner import Verifier, check_command_exists
@@ -54,6 +54,7 @@ def reconstruct(run: Run) -> None:
                           [Worktree.admin_dir(repo, name) / "index.lock"]
                           + [PoolWorktree.admin_dir(repo, p) / "index.lock" for p in pool_names(repo, name)])
         report.header(run, stored.spec, br, model.model_id if model else None)
+        finish_interrupted(store, stored, run.ui.line)
         tip = record.start_branch(run, stored, br)
         record.adopt(run, stored, br, tip)
         if stored.spec.current() is None:

@@ -17,6 +17,7 @@ from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
 from git_retcon.git import ownership
 from git_retcon.git.plumbing import (
+    find_commit,
     full_sha,
     get_commit,
     make_commit,
@@ -79,6 +80,7 @@ def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
         new = make_commit(repo, str(last.tree_id), [parent], first.message, first.author, committer)
         notes.write_commit(store, new, _note(store, stored, k, shas, fold))
         made[k] = new
+        failpoint("squash-commit-made")
         parent = new
         folded += len(shas) - 1 if fold else 0
     failpoint("squash-before-branch")
@@ -142,6 +144,22 @@ def _record(store: Store, stored: Stored, made: dict[int, str], message: str) ->
         at = len(history) - 1 if history and isinstance(history[-1], specmod.Complete) else len(history)
         history.insert(at, specmod.Squashed(sha))
     store.update(stored, message)
+
+
+def finish_interrupted(store: Store, stored: Stored, say: Callable[[str], None]) -> None:
+    """A squash killed after it moved the branch and before it wrote the spec: record it,
+    so that a run (which checks the branch against the spec) resumes. The caller holds
+    the spec's run lock."""
+    repo = store.repo
+    spec = stored.spec
+    recorded = [full_sha(repo, s) for c in spec.commits for s in c.created]
+    tip = ownership.branch_tip(repo, spec.cleaned)
+    first = find_commit(repo, recorded[0]) if recorded else None
+    if tip is None or first is None or not first.parent_ids:
+        return   # nothing recorded, or not here: the run says what is wrong
+    chain = ownership.chain(repo, spec.cleaned, str(first.parent_ids[0])).commits
+    if chain != recorded and _finish_interrupted(store, stored, chain, recorded):
+        say(f"Finished an interrupted squash: '{spec.cleaned}' is at {short(tip)}.")
 
 
 def _finish_interrupted(store: Store, stored: Stored, chain: list[str], recorded: list[str]) -> bool:

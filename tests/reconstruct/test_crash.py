@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from testing.flow import ROOT, SPEC, feature_repo, retcon, retcon_proc, take, write_script
+from testing.flow import ROOT, SPEC, call, feature_repo, retcon, retcon_proc, take, turn, write_script
 
 SCRIPT = {"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")}
 
@@ -134,3 +134,55 @@ def test_scratch_refs_of_dead_processes_are_swept_and_a_live_ones_kept(project, 
     finally:
         alive.kill()
         alive.wait()
+
+
+# Every instant a run writes something, in the order a run reaches them.
+POINTS = ["worktree-added", "worktree-checked-out", "after-commit-object", "after-branch-ref",
+          "after-spec-entry", "squash-commit-made", "squash-before-branch", "squash-after-branch"]
+
+
+def test_killed_at_random_instants_and_at_every_write_including_worktree_and_squash(tmp_path, monkeypatch):
+    """`run --squash-wip` with a fix loop, killed at random instants and at each failpoint
+    in turn (the worktree's making, each commit's writes, the squash), ends as one clean run."""
+    from testing.fixcase import BRIEF_IDS, make
+
+    repo = make(tmp_path, docs=1)
+    script = {"1/extract": take("app.py"),
+              "1/fix/1": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message="fix"))],
+              "2/extract": take("")}
+    monkeypatch.setenv("RETCON_SCRIPT", str(write_script(tmp_path / "script.json", script)))
+    repo.git("config", "retcon.model", "scripted")
+    rng = random.Random(4321)
+    fired: list[str] = []
+    timed = 0
+    for attempt in range(80):
+        point = next((p for p in POINTS if p not in fired), "")
+        proc = subprocess.Popen([sys.executable, "-m", "testing.run_retcon", "run", "--squash-wip"],
+                                cwd=repo.path, env={**os.environ, "PYTHONPATH": str(ROOT), "RETCON_FAILPOINT": point},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=rng.uniform(0.2, 1.5) * (1 + attempt / 6))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            timed += 1
+            continue
+        if proc.returncode == -signal.SIGKILL:
+            fired.append(point)
+            continue
+        assert proc.returncode == 0, (out + err).decode()
+        break
+    else:
+        pytest.fail(f"the run never finished (failpoints fired: {fired})")
+    assert fired == POINTS
+    assert timed >= 2, "the random instants were too late to test anything"
+    assert repo.log("main..feature-clean") == ["docs: explain main", "app: use two()"]
+    assert repo.tree("feature-clean") == repo.tree("feature")
+    doc = json.loads(retcon_proc(repo, "status", "--json").out)
+    assert [c["state"] for c in doc["commits"]] == ["complete", "complete"]
+    assert [sha for c in doc["commits"] for sha in c["commits"]] == \
+        repo.git("rev-list", "--reverse", "main..feature-clean").split()
+    assert retcon_proc(repo, "check").code == 0                       # no WIP left, tested, same tree
+    worktrees = repo.git("worktree", "list", "--porcelain").count("worktree ")
+    assert worktrees == 2                                              # the user's and the one build worktree
+    assert "retcon-scratch" not in repo.git("for-each-ref")

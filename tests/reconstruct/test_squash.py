@@ -92,6 +92,18 @@ def test_a_squash_killed_before_the_spec_was_written_is_finished_by_running_it_a
     assert retcon(repo, "check").code == 0
 
 
+def test_a_squash_killed_before_the_spec_was_written_is_finished_by_the_next_run(tmp_path, scripted):
+    """`run --squash-wip` killed there: a plain `run` resumes instead of refusing the branch."""
+    repo = make(tmp_path, docs=1)
+    scripted(SCRIPT)
+    killed = retcon_proc(repo, "run", "-m", "scripted", "--squash-wip",
+                         env={"RETCON_FAILPOINT": "squash-after-branch"})
+    assert killed.code == -signal.SIGKILL
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0 and "Finished an interrupted squash" in res.out, res.text
+    assert repo.log("main..feature-clean") == ["docs: explain main", "app: use two()"]
+    assert retcon(repo, "check").code == 0
+
 def test_squash_refuses_a_wip_of_an_unfinished_commit_and_a_checked_out_branch(tmp_path, scripted):
     repo = make(tmp_path, docs=1)
     scripted({**SCRIPT,

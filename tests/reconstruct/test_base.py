@@ -7,6 +7,12 @@ import json
 from testing.flow import SPEC, feature_repo, retcon, take
 
 
+def by_kind(repo, tree):
+    """The tree's build/test records (refs/notes/retcon-tests), by the kind they ran as."""
+    note = json.loads(repo.git("notes", "--ref=refs/notes/retcon-tests", "show", tree))
+    return {rec["kind"]: rec for rec in note["commands"].values()}
+
+
 def planned(tmp_path, spec: str = SPEC):
     repo = feature_repo(tmp_path / "repo")
     (tmp_path / "spec.toml").write_text(spec)
@@ -33,7 +39,7 @@ def test_a_test_command_that_fails_on_the_base_stops_before_any_model_call(tmp_p
     assert repo.rev("feature-clean") == base
     assert repo.rev("refs/retcon/feature-clean") == spec_before
     # The failure is recorded on the base tree like any tree's.
-    tested = json.loads(repo.git("notes", "--ref=refs/notes/retcon-tests", "show", repo.tree(base)))
+    tested = by_kind(repo, repo.tree(base))
     assert tested["test"]["result"] == "fail"
 
 
@@ -54,7 +60,7 @@ def test_the_base_is_checked_once_then_trusted(tmp_path, scripted):
     assert res.code == 0, res.text
     assert "Checking the base" in res.out
     base_tree = repo.tree(repo.git("merge-base", "main", "feature"))
-    tested = json.loads(repo.git("notes", "--ref=refs/notes/retcon-tests", "show", base_tree))
+    tested = by_kind(repo, base_tree)
     assert tested["build"]["result"] == "pass" and tested["test"]["result"] == "pass"
     # Four trees tested (the base and three commits), each once.
     assert res.out.count("Tests... PASS") == 4 and "(cached)" not in res.out

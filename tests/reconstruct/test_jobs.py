@@ -33,7 +33,7 @@ def recorded(repo):
     for line in repo.git("notes", "--ref=refs/notes/retcon-tests", "list").splitlines():
         _, tree = line.split()
         doc = json.loads(repo.git("notes", "--ref=refs/notes/retcon-tests", "show", tree))
-        tested[tree] = {kind: {k: v for k, v in r.items() if k != "seconds"} for kind, r in doc.items()}
+        tested[tree] = {text: {k: v for k, v in r.items() if k != "seconds"} for text, r in doc["commands"].items()}
     status = json.loads(retcon(repo, "status", "--json").out)
     for c in status["commits"]:   # how long a command took is the one thing that may differ
         c.pop("durations", None)

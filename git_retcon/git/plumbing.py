@@ -80,8 +80,10 @@ def open_repo(cwd: Path | str | None = None) -> pygit2.Repository:
     if env_dir:
         try:
             repo = pygit2.Repository(str(start / env_dir), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
-        except pygit2.GitError:
-            raise RetconError(f"GIT_DIR={env_dir} is not a git repository: point it at one, or unset it") from None
+        except pygit2.GitError as exc:
+            known = known_failure(exc, start)   # a repository, but one libgit2 cannot read (SHA-256)
+            raise known or RetconError(f"GIT_DIR={env_dir} is not a git repository: point it at one, "
+                                       "or unset it") from None
     else:
         path = pygit2.discover_repository(str(start))
         if path is None:

@@ -105,6 +105,14 @@ def test_a_sha256_repository_is_refused_as_unsupported(tmp_path):
         one_line_error(retcon(repo, *args), "a SHA-256 repository", "does not support", str(path))
 
 
+def test_a_sha256_repository_named_by_git_dir_is_refused_as_unsupported(tmp_path, monkeypatch):
+    path = tmp_path / "sha"
+    subprocess.run(["git", "init", "-q", "-b", "main", "--object-format=sha256", str(path)], check=True)
+    elsewhere = GitRepo.init(tmp_path / "other")
+    monkeypatch.setenv("GIT_DIR", str(path / ".git"))
+    one_line_error(retcon(elsewhere, "list"), "a SHA-256 repository", "does not support", str(path))
+
+
 def upstream(tmp_path) -> Path:
     repo = feature_repo(tmp_path / "upstream")
     repo.git("config", "uploadpack.allowFilter", "true")

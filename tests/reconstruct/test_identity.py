@@ -119,3 +119,19 @@ def test_a_signing_failure_is_one_line_not_an_unsigned_commit(tmp_path, scripted
     lines = [ln for ln in res.err.splitlines() if ln.strip()]
     assert len(lines) == 1 and "signing a commit failed" in lines[0], res.err
     assert repo.git("rev-list", "main..feature-clean", check=False) == ""
+
+
+def test_git_c_commit_gpgsign_counts_as_git_commit_would(tmp_path, monkeypatch, scripted):
+    # `git -c commit.gpgSign=true -c user.signingKey=K retcon run` hands its -c options over as
+    # GIT_CONFIG_PARAMETERS, as to any git subcommand; libgit2 alone would not see them.
+    repo = planned(tmp_path)
+    key = gpg_key(tmp_path, monkeypatch)
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", f"'commit.gpgsign'='true' 'user.signingkey'='{key}'")
+    scripted({"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")})
+
+    res = retcon(repo, "run", "-m", "scripted")
+
+    assert res.code == 0, res.text
+    for sha in repo.git("rev-list", "main..feature-clean").split():
+        check = subprocess.run(["git", "verify-commit", sha], cwd=repo.path, capture_output=True, text=True)
+        assert check.returncode == 0, check.stderr

@@ -76,8 +76,20 @@ def push(repo: pygit2.Repository, remote: str | None, no_verify: bool = False) -
     # --atomic makes one refusal refuse the whole push.
     refspecs = [f"{SPEC_PREFIX}{n}:{SPEC_PREFIX}{n}" for n in names]
     refspecs += [f"{ref}:{ref}" for ref in NOTES if ref_target(repo, ref)]
-    # A cleaned branch follows its spec (an abort and a new run rewrite it).
-    refspecs += [f"+refs/heads/{n}:{BRANCHES}{n}" for n in names if ref_target(repo, f"refs/heads/{n}")]
+    # A cleaned branch follows its spec (an abort and a new run rewrite it); a branch of
+    # that name git-retcon did not make is the user's, not the spec's, and stays here.
+    kept = []
+    for n in names:
+        if ref_target(repo, ownership.branch_ref(n)) is None:
+            continue
+        spec = store.load(n).spec
+        if ownership.spec_branch_foreign(repo, n, spec.cleaned, spec.source, spec.remote,
+                                         [s for c in spec.commits for s in c.created],
+                                         any(c.history for c in spec.commits)):
+            kept.append(n)
+        else:
+            refspecs.append(f"+{ownership.branch_ref(n)}:{BRANCHES}{n}")
+    note = [f"Not pushed: branch '{n}' is not git-retcon's (see `git retcon status {n}`)." for n in kept]
     proc = _git(repo, "push", "--atomic", "--porcelain", *(["--no-verify"] if no_verify else []),
                 remote, *refspecs)
     rows = [line.split("\t") for line in proc.stdout.splitlines() if line.count("\t") >= 2]
@@ -91,8 +103,8 @@ def push(repo: pygit2.Repository, remote: str | None, no_verify: bool = False) -
         raise RetconError(f"git push to {remote} failed: {err[-1] if err else 'exit ' + str(proc.returncode)}")
     changed = [ref.partition(":")[2] for flag, ref, _ in rows if flag != "="]
     if not changed:
-        return [f"{remote} is up to date: {len(names)} specs, notes and branches."]
-    return [f"Pushed to {remote}: {', '.join(changed)}"]
+        return [f"{remote} is up to date: {len(names)} specs, notes and branches."] + note
+    return [f"Pushed to {remote}: {', '.join(changed)}"] + note
 
 
 # -- pull -------------------------------------------------------------------------

@@ -207,3 +207,16 @@ def test_pull_does_not_create_a_branch_whose_name_is_taken_here(tmp_path):
     assert res.code == 1, res.text
     assert "refs/heads/feature-clean/mine exists" in res.err and "Traceback" not in res.text
     assert b.git("for-each-ref") == before
+
+
+def test_push_leaves_a_branch_git_retcon_did_not_make_at_home(tmp_path):
+    from testing.cleaned import planned
+
+    a = planned(tmp_path / "a")
+    a.git("branch", "feature-clean", "feature~1")   # the user's own, made after the plan
+    remote = bare_remote(a, tmp_path / "remote.git")
+    res = retcon(a, "push")
+    assert res.code == 0, res.text
+    assert "Not pushed: branch 'feature-clean' is not git-retcon's" in res.out
+    refs = remote_refs(remote)
+    assert "refs/retcon/feature-clean" in refs and "refs/retcon-branches/feature-clean" not in refs

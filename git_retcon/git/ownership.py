@@ -1,11 +1,14 @@
 """What git-retcon owns, and nothing else (DESIGN.md): the one place for the rule.
 
-git-retcon creates, moves and deletes only its own refs (refs/retcon*, refs/notes/retcon*),
-its worktrees, and cleaned branches that it created. A cleaned branch is git-retcon's
-when its name is free, or when its commits (`chain`: the first-parent chain from its
-tip back to merge-base(source, remote)) are the spec's recorded commits (with commits
-added on top of a started run, which the run adopts), or all carry this spec's note.
-A branch checked out in any work tree is never moved (`refuse_checked_out`).
+git-retcon creates, moves, deletes and pushes only its own refs (refs/retcon*,
+refs/notes/retcon*), its worktrees, and cleaned branches that it created. A cleaned
+branch is git-retcon's (`foreign` says why not) when its name is free, or when its
+commits (`chain`: the first-parent chain from its tip back to merge-base(source,
+remote)) begin with the spec's recorded commits (commits on top are a human's fix, which
+the run adopts), or all carry this spec's note (a crash before the spec entry, a pull);
+with no commit of its own, when the spec has a history or the branch's reflog says
+git-retcon created it. A branch checked out in any work tree, or being rebased or
+bisected there, is never moved (`refuse_checked_out`).
 
 Names are checked with git's own rules before a spec is saved, so that nothing
 git-retcon writes can break `git gc` or shadow a ref the user has.

@@ -97,6 +97,17 @@ def test_an_existing_branch_named_as_cleaned_is_refused(repo):
     assert refs(repo) == before
 
 
+def test_a_name_another_ref_answers_to_is_refused(repo):
+    """`git log v1` or `git log origin` would not show the cleaned branch: refused."""
+    repo.git("tag", "v1", "main")
+    repo.git("update-ref", "refs/remotes/origin/HEAD", "main")
+    before = refs(repo)
+    for name, other in (("v1", "refs/tags/v1"), ("origin", "refs/remotes/origin/HEAD")):
+        refused(plan(repo, SPEC.replace('cleaned = "feature-clean"', f'cleaned = "{name}"')),
+                f"'{name}' already names {other}")
+    assert refs(repo) == before
+
+
 def test_a_name_with_branches_under_it_is_refused(repo):
     repo.git("branch", "topic/x", "main")
     before = refs(repo)

@@ -5,6 +5,7 @@ command: the result is a JSON note on the tree under refs/notes/retcon-tests.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
@@ -101,11 +102,13 @@ def run_command(kind: CommandKind, command: str, cwd: Path, timeout: int,
     """Run command through the shell in its own process group; kill the group at timeout,
     and on an interrupt."""
     start = time.monotonic()
-    proc = subprocess.Popen(
-        command, shell=True, cwd=cwd, env=clean_env({"GIT_RETCON": "1"}),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    with _lock:
+        proc = subprocess.Popen(
+            command, shell=True, cwd=cwd, env=clean_env({"GIT_RETCON": "1"}),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        _running.add(proc)
     chunks: list[bytes] = []
     # A thread drains the pipe line by line, so progress can show the last line.
     reader = threading.Thread(target=_drain, args=(proc.stdout, chunks, on_output), daemon=True)
@@ -128,6 +131,9 @@ def run_command(kind: CommandKind, command: str, cwd: Path, timeout: int,
         proc.wait()
         reader.join(5)
         raise
+    finally:
+        with _lock:
+            _running.discard(proc)
     seconds = time.monotonic() - start
     text = b"".join(chunks).decode("utf-8", errors="replace")
     return Result(kind, command, result, round(seconds, 3), code, trim(text))
@@ -139,6 +145,19 @@ def _drain(stream: IO[bytes], chunks: list[bytes], on_output: Callable[[str], No
         if on_output is not None and line.strip():
             on_output(line.decode("utf-8", errors="replace").rstrip())
     stream.close()
+
+
+# Commands running now, in any thread: a pool worktree's run in a thread outlives an
+# interrupt of the main thread, so the process's exit kills what is left.
+_running: set[subprocess.Popen[bytes]] = set()
+_lock = threading.Lock()
+
+
+@atexit.register
+def _kill_running() -> None:
+    with _lock:
+        for proc in _running:
+            _kill_group(proc)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from testing.flow import ROOT, SPEC, feature_repo, retcon_proc, take, write_script
 
 
@@ -20,15 +22,19 @@ def gone(pid: int) -> bool:
     return state in ("Z", "X")  # a zombie waits only for its (new) parent to reap it
 
 
-def test_ctrl_c_kills_the_test_command_and_says_how_to_resume(tmp_path):
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_kills_the_test_command_and_says_how_to_resume(tmp_path, jobs):
+    """With --jobs 2 the command runs in a pool worktree, from a thread the interrupt never reaches."""
     repo = feature_repo(tmp_path / "repo")
     pidfile = tmp_path / "test.pid"
+    # The command sleeps on commit 1's tree, not on the base's (checked before commit 1).
     spec = SPEC.replace("test = \"python3 -c 'import app; app.main()'\"",
-                        f'test = "sleep 60 & echo $! > {pidfile}; wait"')
+                        f'test = "if grep -q two util.py; then sleep 60 & echo $! > {pidfile}; wait; fi"')
     (tmp_path / "spec.toml").write_text(spec)
     assert retcon_proc(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
-    script = write_script(tmp_path / "script.json", {"1/extract": take("util.py")})
-    proc = subprocess.Popen([sys.executable, "-m", "testing.run_retcon", "run", "-m", "scripted"],
+    script = write_script(tmp_path / "script.json", {"1/extract": take("util.py"), "2/extract": take("app.py"),
+                                                     "3/extract": take("")})
+    proc = subprocess.Popen([sys.executable, "-m", "testing.run_retcon", "run", "-m", "scripted", "--jobs", jobs],
                             cwd=repo.path, env={**os.environ, "PYTHONPATH": str(ROOT), "RETCON_SCRIPT": str(script)},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:

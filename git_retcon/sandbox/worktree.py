@@ -6,6 +6,7 @@ import os
 import shutil
 import stat
 import subprocess
+import uuid
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
@@ -321,11 +322,24 @@ def _discard(repo: pygit2.Repository, path: Path) -> bool:
     if named is not None and named not in admins:
         admins.append(named)
     existed = bool(admins) or path.exists()
+    trash = common_dir(repo) / "retcon" / "trash"
+    # Each goes at once (a rename): a kill half way through a removal leaves no admin
+    # dir without its gitdir file, which git would list as a broken worktree.
     for admin in admins:
-        shutil.rmtree(admin, ignore_errors=True)
+        _to_trash(admin, trash)
+    failpoint("worktree-discarding")
     if path.exists() or path.is_symlink():
-        shutil.rmtree(path)
+        _to_trash(path, trash)
+    shutil.rmtree(trash, ignore_errors=True)  # also what a killed removal left there
     return existed
+
+
+def _to_trash(path: Path, trash: Path) -> None:
+    trash.mkdir(parents=True, exist_ok=True)
+    try:
+        path.rename(trash / f"{path.name}-{uuid.uuid4().hex[:8]}")
+    except OSError:  # another file system (a symlinked .git/worktrees): delete in place
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _named_admin(repo: pygit2.Repository, path: Path) -> Path | None:

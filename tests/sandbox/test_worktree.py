@@ -162,3 +162,37 @@ def test_a_notes_lock_of_another_running_git_retcon_is_kept_and_named(project):
     assert lock.exists()
     assert str(lock) in res.err
     assert "Traceback" not in res.err
+
+
+def test_a_users_worktree_of_the_same_name_is_not_touched(project, tmp_path):
+    """The user's own linked worktree `feature-clean` (admin dir .git/worktrees/feature-clean):
+    ours gets another admin dir, and abort removes only ours."""
+    mine = tmp_path / "elsewhere" / "feature-clean"
+    project.git("worktree", "add", "-q", "--detach", str(mine), "main")
+    (mine / "untracked.txt").write_text("mine\n")
+    res = retcon_proc(project, "run")
+    assert res.code == 0, res.text
+    assert sorted(listed(project)) == sorted([str(project.path), str(mine), str(location(project))])
+    res = retcon_proc(project, "abort", "feature-clean")
+    assert res.code == 0, res.text
+    assert sorted(listed(project)) == sorted([str(project.path), str(mine)])
+    assert admin_dirs(project) == ["feature-clean"]
+    assert (mine / "untracked.txt").read_text() == "mine\n"
+
+
+def test_killed_while_abort_removes_the_worktree(project):
+    res = retcon_proc(project, "run")
+    assert res.code == 0, res.text
+    killed = retcon_proc(project, "abort", "feature-clean", env={"RETCON_FAILPOINT": "worktree-discarding"})
+    assert killed.code == -signal.SIGKILL
+    # git sees no worktree of ours, broken or not.
+    assert listed(project) == [str(project.path)]
+    assert "prunable" not in project.git("worktree", "list", "--porcelain")
+    res = retcon_proc(project, "abort", "feature-clean")
+    assert res.code == 0, res.text
+    assert "Removed the build worktree." in res.out
+    assert not location(project).exists()
+    assert not (project.path / ".git" / "retcon" / "trash").exists()
+    res = retcon_proc(project, "run")
+    assert res.code == 0, res.text
+    assert_done(project)

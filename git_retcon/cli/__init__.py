@@ -4,7 +4,9 @@ One module per subcommand; importing them registers them on the group."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from typing import NoReturn
 
 import click
@@ -29,8 +31,29 @@ from git_retcon.git.plumbing import known_failure
 __all__ = ["cli", "main"]
 
 
+class _Terminated(BaseException):
+    """SIGTERM (kill PID): unwinds like Ctrl-C, so the running build or test is killed too."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: our errors become one line and an exit code, never a traceback."""
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
+    try:
+        _main(argv)
+    except _Terminated:
+        click.echo("Terminated: run the same command again to resume.", err=True)
+        sys.exit(128 + signal.SIGTERM)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str] | None) -> None:
     try:
         rc = cli.main(args=argv, prog_name="git retcon", standalone_mode=False)
         if isinstance(rc, int) and rc:

@@ -22,9 +22,12 @@ def gone(pid: int) -> bool:
     return state in ("Z", "X")  # a zombie waits only for its (new) parent to reap it
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
-def test_ctrl_c_kills_the_test_command_and_says_how_to_resume(tmp_path, jobs):
-    """With --jobs 2 the command runs in a pool worktree, from a thread the interrupt never reaches."""
+@pytest.mark.parametrize(("jobs", "sig", "code", "said"), [
+    ("1", signal.SIGINT, 130, "Interrupted"), ("2", signal.SIGINT, 130, "Interrupted"),
+    ("2", signal.SIGTERM, 143, "Terminated")])
+def test_ctrl_c_kills_the_test_command_and_says_how_to_resume(tmp_path, jobs, sig, code, said):
+    """With --jobs 2 the command runs in a pool worktree, from a thread the interrupt never reaches.
+    `kill PID` (SIGTERM) ends the run the same way."""
     repo = feature_repo(tmp_path / "repo")
     pidfile = tmp_path / "test.pid"
     # The command sleeps on commit 1's tree, not on the base's (checked before commit 1).
@@ -44,14 +47,14 @@ def test_ctrl_c_kills_the_test_command_and_says_how_to_resume(tmp_path, jobs):
             time.sleep(0.05)
         child = int(pidfile.read_text())
         assert not gone(child)
-        proc.send_signal(signal.SIGINT)  # what the terminal sends to the foreground process
+        proc.send_signal(sig)  # SIGINT: what the terminal sends to the foreground process
         out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    assert proc.returncode == 130, out + err
-    assert "Interrupted: run the same command again to resume." in err
+    assert proc.returncode == code, out + err
+    assert f"{said}: run the same command again to resume." in err
     assert "Aborted" not in err and "Traceback" not in err
     deadline = time.monotonic() + 5
     while not gone(child) and time.monotonic() < deadline:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TypedDict
 
 import pygit2
@@ -51,7 +52,8 @@ class Hunk:
     similarity: int = 0  # rename similarity in percent
     edits: tuple[Edit, ...] = ()  # the line changes of a rename with edits (for display)
 
-    @property
+    # Cached: a prompt's index and stat count every remaining hunk's lines at every step.
+    @cached_property
     def added_lines(self) -> int:
         if self.kind == "modify":
             return count_lines(self.added)
@@ -61,7 +63,7 @@ class Hunk:
             return count_lines(self.added)
         return 0
 
-    @property
+    @cached_property
     def removed_lines(self) -> int:
         if self.kind == "modify":
             return count_lines(self.removed)

@@ -1,6 +1,9 @@
 """The remaining diff as text: read_diff's pages, the prompts' hunk index, assigned ids."""
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
+
 from git_retcon.diff.hunk import (
     MODE_GITLINK,
     MODE_LINK,
@@ -220,23 +223,23 @@ def index_lines(hunks: list[Hunk], *, budget: int = 12000) -> str:
     """A compact index of the hunks for prompts; never longer than `budget` characters."""
     if not hunks:
         return _fit("no remaining changes", budget)
-    per_hunk = "\n".join(
+    # Each form is built only as far as the budget: a long remaining diff is not rendered
+    # in full at every step only to be dropped.
+    per_hunk = _within(budget, (
         f"{h.id} {h.path} {h.kind} +{h.added_lines} -{h.removed_lines} {_trim(_first_change(h))}".rstrip()
-        for h in hunks
-    )
-    if len(per_hunk) <= budget:
+        for h in hunks))
+    if per_hunk is not None:
         return per_hunk
 
     lead = f"{_summary(hunks)}"
     files: dict[str, list[Hunk]] = {}
     for h in hunks:
         files.setdefault(h.path, []).append(h)
-    per_file = "\n".join(
-        [lead + ", by file:"]
-        + [f"{p}: {len(hs)} hunk{'s' if len(hs) != 1 else ''} +{sum(h.added_lines for h in hs)} "
-           f"-{sum(h.removed_lines for h in hs)} ids: {' '.join(h.id for h in hs)}" for p, hs in files.items()]
-    )
-    if len(per_file) <= budget:
+    per_file = _within(budget, itertools.chain(
+        [lead + ", by file:"],
+        (f"{p}: {len(hs)} hunk{'s' if len(hs) != 1 else ''} +{sum(h.added_lines for h in hs)} "
+         f"-{sum(h.removed_lines for h in hs)} ids: {' '.join(h.id for h in hs)}" for p, hs in files.items())))
+    if per_file is not None:
         return per_file
 
     final = "call read_diff(path=...) for details"
@@ -272,6 +275,18 @@ def index_lines(hunks: list[Hunk], *, budget: int = 12000) -> str:
 
 
 ASSIGNED_BUDGET = 12000
+
+
+def _within(budget: int, lines: Iterable[str]) -> str | None:
+    """The lines joined, or None as soon as they would be longer than budget."""
+    kept: list[str] = []
+    size = -1
+    for line in lines:
+        size += len(line) + 1
+        if size > budget:
+            return None
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def assigned_text(ids: list[str], remaining: list[Hunk]) -> str:

@@ -8,6 +8,7 @@ ten times as long per save, which a run makes several times per commit.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from git_retcon.state.spec import (
@@ -88,22 +89,31 @@ def dump(spec: Spec) -> str:
             _check(value, f"'{name}'")
             lines.append(f"{name} = {_str(value)}")
     for k, c in enumerate(spec.commits):
-        ctx = f"commit {k + 1}"
-        lines += ["", "[[commit]]"]
-        _check(c.message, f"{ctx}: 'message'")
-        _check(c.hints, f"{ctx}: 'hints'")
-        lines.append(f"message = {_str(c.message)}")
-        lines.append(f"hints = {_str(c.hints)}")
-        if c.paths:
-            for p in c.paths:
-                _check(p, f"{ctx}: 'paths'")
-            one = "paths = [" + ", ".join(_line_str(p) for p in c.paths) + "]"
-            lines += [one] if len(one) <= 88 else ["paths = [", *(f"    {_line_str(p)}," for p in c.paths), "]"]
-        if c.hunks:
-            rows = [", ".join(f'"{h}"' for h in c.hunks[i:i + 6]) for i in range(0, len(c.hunks), 6)]
-            lines += [f"hunks = [{rows[0]}]"] if len(rows) == 1 else ["hunks = [", *(f"    {r}," for r in rows), "]"]
-        if c.history:
-            for e in c.history:
-                _check(getattr(e, "sha", "") + getattr(e, "summary", "") + getattr(e, "text", ""), f"{ctx}: 'history'")
-            lines += ["history = [", *(f"    {_entry(e)}," for e in c.history), "]"]
+        lines.append(_commit(k, c.message, c.hints, tuple(c.paths), tuple(c.hunks), tuple(c.history)))
     return "\n".join(lines) + "\n"
+
+
+# A run saves the spec twice per created commit, and all but one [[commit]] are as they
+# were: each is rendered once (else a run of K commits would grow with K squared).
+@functools.lru_cache(maxsize=4096)
+def _commit(k: int, message: str, hints: str, paths: tuple[str, ...], hunks: tuple[str, ...],
+            history: tuple[Entry, ...]) -> str:
+    ctx = f"commit {k + 1}"
+    lines = ["", "[[commit]]"]
+    _check(message, f"{ctx}: 'message'")
+    _check(hints, f"{ctx}: 'hints'")
+    lines.append(f"message = {_str(message)}")
+    lines.append(f"hints = {_str(hints)}")
+    if paths:
+        for p in paths:
+            _check(p, f"{ctx}: 'paths'")
+        one = "paths = [" + ", ".join(_line_str(p) for p in paths) + "]"
+        lines += [one] if len(one) <= 88 else ["paths = [", *(f"    {_line_str(p)}," for p in paths), "]"]
+    if hunks:
+        rows = [", ".join(f'"{h}"' for h in hunks[i:i + 6]) for i in range(0, len(hunks), 6)]
+        lines += [f"hunks = [{rows[0]}]"] if len(rows) == 1 else ["hunks = [", *(f"    {r}," for r in rows), "]"]
+    if history:
+        for e in history:
+            _check(getattr(e, "sha", "") + getattr(e, "summary", "") + getattr(e, "text", ""), f"{ctx}: 'history'")
+        lines += ["history = [", *(f"    {_entry(e)}," for e in history), "]"]
+    return "\n".join(lines)

@@ -61,6 +61,7 @@ class Store:
     def __init__(self, repo: pygit2.Repository):
         self.repo = repo
         self.git_dir = common_dir(repo)
+        self._flat: set[str] = set()   # notes commits known to hold a flat tree (see _flat_note)
 
     # -- the spec chain ---------------------------------------------------
 
@@ -172,12 +173,18 @@ class Store:
         if len(target) != 40:
             return None   # an abbreviated id: libgit2 resolves it
         tree = get_commit(self.repo, old).tree if old else None
-        if tree is not None and any(e.type_str == "tree" for e in tree):
-            return None
+        # Looking through every note for a subtree would make each write grow with the notes
+        # written: a notes commit this store built is flat, and so is one it found flat.
+        if tree is not None and old not in self._flat:
+            if any(e.type_str == "tree" for e in tree):
+                return None
+            self._flat.add(str(old))
         builder = self.repo.TreeBuilder(tree) if tree is not None else self.repo.TreeBuilder()
         builder.insert(target, self.repo.create_blob(text.encode("utf-8")), pygit2.GIT_FILEMODE_BLOB)
-        return str(self.repo.create_commit(None, sig, sig, "Notes added by git-retcon\n", builder.write(),
-                                           [old] if old else []))
+        new = str(self.repo.create_commit(None, sig, sig, "Notes added by git-retcon\n", builder.write(),
+                                          [old] if old else []))
+        self._flat.add(new)
+        return new
 
     def _scratch_note(self, text: str, sig: pygit2.Signature, target: str, old: str | None) -> str:
         scratch = f"{_SCRATCH_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"

@@ -58,8 +58,7 @@ def reconstruct(run: Run) -> None:
         tip = record.start_branch(run, stored, br)
         record.adopt(run, stored, br, tip)
         if stored.spec.current() is None:
-            _squash_if_asked(run, stored)
-            _finished_already(run, stored, br)
+            _finished_already(run, stored, br, _squash_if_asked(run, stored))
             return
         if model is None:  # only adopted commits reopened the work
             model = _load_model(run, stored.spec)
@@ -82,8 +81,7 @@ def reconstruct(run: Run) -> None:
             if stop != "complete":   # the closing report says it otherwise
                 report.tokens(run)
             record.run_totals(run, stored, model.model_id, stop)
-        _squash_if_asked(run, stored)
-        report.final(run, stored)
+        report.final(run, stored, _squash_if_asked(run, stored))
 
 
 def logical_commit(w: Work, ahead: Ahead | None = None) -> None:
@@ -105,7 +103,7 @@ def logical_commit(w: Work, ahead: Ahead | None = None) -> None:
         rounds += 1
         fixloop.fix(w, failure, escalation, rounds)
     record.complete(w)
-    wips = len(c.created) - 1
+    wips = report.wip_count(w.run, c.created)
     w.run.ui.good("✓ Commit created" + (f" ({wips} WIP)" if wips else ""))
 
 
@@ -144,7 +142,7 @@ def _ready_model(run: Run, spec: specmod.Spec) -> llm.Model:
     return model
 
 
-def _finished_already(run: Run, stored: Stored, br: Branches) -> None:
+def _finished_already(run: Run, stored: Stored, br: Branches, squashed: int) -> None:
     tip = ref_target(run.repo, br.cleaned_ref)
     tip_tree = str(get_commit(run.repo, tip).tree_id) if tip else ""
     if tip_tree != br.source_tree:
@@ -155,12 +153,13 @@ def _finished_already(run: Run, stored: Stored, br: Branches) -> None:
             "add a [[commit]] for them (git retcon spec edit) and run again"
         )
     run.ui.line(f"Nothing to do: all {len(stored.spec.commits)} logical commits are complete.")
-    report.final(run, stored)
+    report.final(run, stored, squashed)
 
 
-def _squash_if_asked(run: Run, stored: Stored) -> None:
+def _squash_if_asked(run: Run, stored: Stored) -> int:
+    """How many WIP commits were folded (0 without --squash-wip)."""
     if not run.opts.squash_wip:
-        return
+        return 0
     run.ui.heading("Squashing WIP commits")
-    squash(run.store, stored, run.ui.line)
+    return squash(run.store, stored, run.ui.line)
 

@@ -32,15 +32,25 @@ def tokens(run: Run) -> None:
         run.ui.line(f"Tokens this run: {t.input_tokens} in, {t.output_tokens} out ({t.calls} model calls)")
 
 
-def final(run: Run, stored: Stored) -> None:
+def wip_count(run: Run, shas: list[str]) -> int:
+    """The WIP fix commits among shas, by message: a human's adopted fix is not one."""
+    return sum(1 for sha in shas if get_commit(run.repo, sha).message.startswith("WIP:"))
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def final(run: Run, stored: Stored, squashed: int = 0) -> None:
+    """The closing report; squashed: how many WIP commits --squash-wip folded just now."""
     spec = stored.spec
     ui = run.ui
-    # By message: a human's adopted fix is not a WIP commit.
-    wips = sum(1 for c in spec.commits for sha in c.created
-               if get_commit(run.repo, sha).message.startswith("WIP:"))
+    wips = wip_count(run, [sha for c in spec.commits for sha in c.created])
     ui.heading("Complete!")
-    ui.line(f"{len(spec.commits)} logical commits created")
-    ui.line(f"{wips} WIP fix commits")
+    ui.line(f"{plural(len(spec.commits), 'logical commit')} created")
+    if squashed:
+        ui.line(f"{plural(squashed, 'WIP fix commit')} squashed into their logical commits")
+    ui.line(f"{plural(wips, 'WIP fix commit')}" + (" left" if squashed else ""))
     tokens(run)
     if run.tally.calls:
         for i, u in sorted(run.tally.per_commit.items()):

@@ -74,7 +74,10 @@ def test_run_with_squash_wip_squashes_at_the_end(tmp_path, scripted):
     scripted(SCRIPT)
     res = retcon(repo, "run", "-m", "scripted", "--squash-wip")
     assert res.code == 0, res.text
-    assert "Squashing WIP commits" in res.out and "0 WIP fix commits" in res.out
+    # The step said it made a WIP; the report says where it went, not "0 WIP fix commits".
+    assert "Commit created (1 WIP)" in res.out
+    assert "1 WIP fix commit squashed into their logical commits" in res.out
+    assert "0 WIP fix commits left" in res.out and "\n0 WIP fix commits\n" not in res.out
     assert repo.log("main..feature-clean") == ["docs: explain main", "app: use two()"]
     assert retcon(repo, "check").code == 0
 

@@ -91,6 +91,7 @@ class UI:
         self._live: Live | None = None
         self._wait: Live | None = None
         self._label = ""
+        self._started = 0.0  # when a piped `start` began: its finish prints the time too
 
     def _style(self, text: str, **kw: object) -> str:
         return click.style(text, **kw) if self.color and text else text  # type: ignore[arg-type]
@@ -125,6 +126,7 @@ class UI:
             self._label = text
             self._live = Live(text, self._dim)
         else:
+            self._started = time.monotonic()
             click.echo(text + "... ", nl=False)
 
     def output(self, line: str) -> None:
@@ -139,10 +141,9 @@ class UI:
         if self._live is not None:
             seconds = self._live.stop()
             self._live = None
-            took = f" ({seconds:.1f}s)" if seconds >= 0.1 else ""  # a recorded result takes no time
-            click.echo(f"{self._label}... {verdict}" + self._dim(took))
+            click.echo(f"{self._label}... {verdict}" + self._dim(_took(seconds)))
         else:
-            click.echo(verdict)
+            click.echo(verdict + _took(time.monotonic() - self._started))
 
     @contextmanager
     def waiting(self, text: str) -> Iterator[Callable[[str], None]]:
@@ -172,3 +173,8 @@ class UI:
         if not self.quiet:
             click.echo()
             click.echo(self._style(text, bold=True))
+
+
+def _took(seconds: float) -> str:
+    """` (2.1s)` after a verdict; nothing for a recorded result, which takes no time."""
+    return f" ({seconds:.1f}s)" if seconds >= 0.1 else ""

@@ -81,3 +81,15 @@ def test_live_line_on_a_terminal_colour_only_there_and_never_with_no_color(proje
                            capture_output=True, text=True, timeout=120)
     assert piped.returncode == 0 and "\nComplete!\n" in piped.stdout, piped.stdout + piped.stderr
     assert "\x1b[" not in piped.stdout and "\r" not in piped.stdout
+
+
+def test_piped_output_keeps_the_durations_of_build_and_test(project):
+    piped = subprocess.run(["git", "retcon", "run", "-m", "retcon-paths"], cwd=project.path, env=env(),
+                           capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 0, piped.stdout + piped.stderr
+    # The test talks for half a second: its verdict carries the time, on one plain line.
+    assert re.search(r"^Tests\.\.\. PASS \(\d+\.\ds\)$", piped.stdout, flags=re.M), piped.stdout
+    # A result already recorded for this tree takes no time and says none.
+    again = subprocess.run(["git", "retcon", "check"], cwd=project.path, env=env(),
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and "(0." not in again.stdout, again.stdout

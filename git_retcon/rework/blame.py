@@ -132,13 +132,18 @@ def blame(parsed: Parsed, commit_hunks: list[Hunk], remaining: list[Hunk],
     return Blame(locations, in_commit, ranked[:MAX_CANDIDATES], max(len(ranked) - MAX_CANDIDATES, 0))
 
 
+# A whole-file hunk's kind as the brief says it: "added by this commit", not "add by".
+_PARTICIPLE = {"add": "added", "delete": "deleted", "rename": "renamed", "mode": "made executable or not",
+               "binary": "changed (binary)"}
+
+
 def _describe_change(loc: Location, hunks: list[Hunk]) -> str:
     """Which part of this commit's change the location falls in (or near)."""
     if not hunks:
         return "changed by this commit"
     whole = [h for h in hunks if h.kind != "modify"]
     if whole:
-        return f"{whole[0].kind} by this commit"
+        return f"{_PARTICIPLE.get(whole[0].kind, 'changed')} by this commit"
     if loc.line is None:
         return f"changed by this commit in {len(hunks)} places"
     best = min(hunks, key=lambda h: _distance(loc.line or 0, h))

@@ -320,3 +320,17 @@ def test_no_location_twice_escalates_as_environment():
                            rework.blame(p, [], [], []), ["b"])
     verdict = e.observe(other, set())
     assert verdict and "no location" in verdict and "network timeout" in verdict
+
+
+def test_a_failure_in_a_file_the_commit_added_says_added_by_this_commit(missed_helper):
+    repo = missed_helper
+    repo.commit("extra", {"app/extra.py": "from app.text import slugify\n"})
+    run = subprocess.run([sys.executable, "-c", "import app.extra"], cwd=repo.path,
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 1
+    p = rework.parse(run.stderr, str(repo.path))
+    g = pygit2.Repository(str(repo.path))
+    commit_hunks = hunks.remaining(g, _tree(g, "clean~1"), _tree(g, "clean"))
+    remaining = hunks.remaining(g, _tree(g, "clean"), _tree(g, "feature"))
+    b = rework.blame(p, commit_hunks, remaining, ["app/extra.py"])
+    assert dict((loc.path, d) for loc, d in b.in_commit)["app/extra.py"] == "added by this commit"

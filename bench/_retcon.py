@@ -2,6 +2,8 @@
 
 - $RETCON_BENCH_MARKS: a file that gets one line per model turn, `time.time()` as it starts, so the
   parent can tell the start-up to the first model call (it spawned the process at a known time).
+- `retcon-paths-nofix`: retcon-paths as it was before it took the rework brief's candidates: stuck
+  on every failure (bench/misordered.py's "before").
 - `retcon-paths-slow`: the built-in retcon-paths model that waits $RETCON_BENCH_TURN seconds per turn
   (a model step of about 1 s takes 4 turns of 0.25 s), registered through llm's plugin manager like
   any installed plugin model, so choosing it costs what choosing a real backend costs.
@@ -15,7 +17,7 @@ from typing import Any
 
 import llm
 
-from git_retcon.model.paths import PathsModel
+from git_retcon.model.paths import PathsModel, field, tool_exchanges, user_text
 
 _original = PathsModel.execute
 
@@ -46,10 +48,26 @@ class SlowPathsModel(PathsModel):
         response.set_usage(input=100, output=10)
 
 
+class NoFixPathsModel(PathsModel):
+    model_id = "retcon-paths-nofix"
+
+    def execute(self, prompt: llm.Prompt, stream: bool, response: llm.Response,
+                conversation: llm.Conversation | None) -> Iterator[str]:
+        text = user_text(prompt.messages)
+        done = tool_exchanges(prompt.messages)
+        if field(text, "Step").startswith("fix") and not (done and done[-1][0] == "stuck"):
+            response.set_usage(input=0, output=0)
+            response.add_tool_call(llm.ToolCall(name="stuck", arguments={"summary": "retcon-paths-nofix: stuck"}))
+            yield ""
+            return
+        yield from super().execute(prompt, stream, response, conversation)
+
+
 class _Plugin:
     @llm.hookimpl
     def register_models(self, register: Any) -> None:
         register(SlowPathsModel())
+        register(NoFixPathsModel())
 
 
 llm.plugins.pm.register(_Plugin(), name="retcon-bench")

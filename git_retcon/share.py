@@ -35,7 +35,7 @@ from git_retcon.git.plumbing import (
     short,
 )
 from git_retcon.state import spec as specmod
-from git_retcon.state.store import NOTES_REF, SPEC_PREFIX, TESTS_REF, Store
+from git_retcon.state.store import NOTES_REF, SPEC_PREFIX, TESTS_REF, Store, sweep_dead_scratch
 
 BRANCHES = "refs/retcon-branches/"
 NOTES = (NOTES_REF, TESTS_REF)
@@ -149,7 +149,7 @@ def pull(repo: pygit2.Repository, remote: str | None) -> list[str]:
     """Fetch REMOTE's state into a scratch namespace, decide every local move, check
     them all, then make them in one transaction: a refused pull changes nothing here."""
     remote = pick_remote(repo, remote)
-    _sweep_scratch(repo)
+    sweep_dead_scratch(repo, (_PULL, _PULL_NOTES))  # what a killed pull left
     scratch = Scratch.new()
     try:
         return _pull(repo, remote, scratch)
@@ -283,25 +283,6 @@ def _apply(repo: pygit2.Repository, moves: list[Move], message: str) -> None:
                 txn.set_target(m.ref, m.new, message=message)
     except pygit2.GitError as exc:
         raise RetconError(f"could not update the pulled refs: {exc}: pull again") from None
-
-
-def _sweep_scratch(repo: pygit2.Repository) -> None:
-    """Drop what a killed pull left in its scratch namespace."""
-    for ref in list(repo.references):
-        for prefix in (_PULL, _PULL_NOTES):
-            pid = ref[len(prefix):].split("-")[0] if ref.startswith(prefix) else ""
-            if pid.isdigit() and not _alive(int(pid)):
-                repo.references.delete(ref)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _under(repo: pygit2.Repository, prefix: str) -> dict[str, str]:

@@ -201,12 +201,7 @@ class Store:
 
     def sweep_scratch(self) -> None:
         """Drop scratch refs left by processes that died mid-write (killed runs)."""
-        for name in list(self.repo.references):
-            if not name.startswith(_SCRATCH_PREFIX):
-                continue
-            pid = name[len(_SCRATCH_PREFIX):].split("-")[0]
-            if pid.isdigit() and not _alive(int(pid)):
-                self.repo.references.delete(name)
+        sweep_dead_scratch(self.repo, (_SCRATCH_PREFIX,))
 
     def sweep_locks(self, refs: list[str], extra: list[Path] | None = None) -> None:
         """Remove git lock files a killed run left on its refs and worktree files.
@@ -247,6 +242,16 @@ class Store:
 
     def lock(self, name: str) -> RunLock:
         return RunLock(self.git_dir / "retcon" / "locks" / (safe_name(name) + ".lock"), name)
+
+
+def sweep_dead_scratch(repo: pygit2.Repository, prefixes: tuple[str, ...]) -> None:
+    """Delete refs named <prefix><pid>-... whose process is gone (a killed writer's leftovers)."""
+    for name in list(repo.references):
+        for prefix in prefixes:
+            pid = name[len(prefix):].split("-")[0] if name.startswith(prefix) else ""
+            if pid.isdigit() and not _alive(int(pid)):
+                repo.references.delete(name)
+                break
 
 
 def _alive(pid: int) -> bool:

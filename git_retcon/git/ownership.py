@@ -24,7 +24,7 @@ from pathlib import Path
 import pygit2
 
 from git_retcon.errors import RetconError
-from git_retcon.git.plumbing import common_dir, fork_point, full_sha
+from git_retcon.git.plumbing import common_dir, find_commit, first_parent_chain, fork_point, full_sha
 
 HEADS = "refs/heads/"
 SPEC_PREFIX = "refs/retcon/"
@@ -139,13 +139,9 @@ def chain(repo: pygit2.Repository, branch: str, base: str, limit: int = _MAX_CHA
         return Chain(None, [], False)
     if tip != base and not repo.descendant_of(tip, base):
         return Chain(tip, [], False)
-    commits: list[str] = []
-    cur = repo.get(tip)
-    while isinstance(cur, pygit2.Commit) and str(cur.id) != base and len(commits) < limit:
-        commits.append(str(cur.id))
-        cur = repo.get(cur.parent_ids[0]) if cur.parent_ids else None
-    on_base = isinstance(cur, pygit2.Commit) and str(cur.id) == base
-    commits.reverse()
+    commits = first_parent_chain(repo, tip, base, limit)
+    oldest = find_commit(repo, commits[0]) if commits else None
+    on_base = tip == base if oldest is None else bool(oldest.parent_ids) and str(oldest.parent_ids[0]) == base
     return Chain(tip, commits, on_base)
 
 

@@ -386,11 +386,12 @@ def _git_date(sig: pygit2.Signature) -> str:
     return f"@{sig.time} {sign}{abs(sig.offset) // 60:02d}{abs(sig.offset) % 60:02d}"
 
 
-def first_parent_chain(repo: pygit2.Repository, tip: str, stop: str) -> list[str]:
-    """Commits from stop (exclusive) to tip (inclusive) along first parents, oldest first."""
+def first_parent_chain(repo: pygit2.Repository, tip: str, stop: str, limit: int | None = None) -> list[str]:
+    """Commits from stop (exclusive) to tip (inclusive) along first parents, oldest first;
+    at most limit of them (the newest), when given."""
     chain: list[str] = []
     cur = find_commit(repo, tip)
-    while cur is not None and str(cur.id) != stop:
+    while cur is not None and str(cur.id) != stop and (limit is None or len(chain) < limit):
         chain.append(str(cur.id))
         if not cur.parent_ids:
             break

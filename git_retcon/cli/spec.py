@@ -107,14 +107,7 @@ def spec_rm(name: str) -> None:
     Example:
       git retcon spec rm feature-clean
     """
-    from git_retcon.git.plumbing import short
-    from git_retcon.sandbox.worktree import Worktree
+    from git_retcon.reconstruct.abort import remove_spec
 
     store, stored = load_named(name)
-    with store.lock(stored.name):
-        store.drop(stored, "retcon: spec rm")
-        removed = Worktree.remove(store.repo, stored.name)
-    kept = f"; the branch '{stored.spec.cleaned}' is kept" if ref_target(
-        store.repo, f"refs/heads/{stored.spec.cleaned}") else ""
-    click.echo(f"Deleted spec '{stored.name}' (was {short(stored.commit)})"
-               + ("; removed its build worktree" if removed else "") + kept + ".")
+    click.echo(remove_spec(store, stored))

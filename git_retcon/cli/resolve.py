@@ -6,10 +6,7 @@ import shlex
 import click
 
 from git_retcon.cli.group import cli, load_named
-from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import short
-from git_retcon.state import notes
-from git_retcon.state import spec as specmod
 
 
 @cli.command()
@@ -32,28 +29,17 @@ def resolve(message: str, redo: bool, name: str | None) -> None:
       git retcon resolve -m "merged commits 3 and 4: they depend on each other"
       git retcon spec edit && git retcon resolve --redo -m "moved the helper to commit 2"
     """
+    from git_retcon.reconstruct.resolve import resolve as record
+
     store, stored = load_named(name)
     if not message.strip():
         raise click.UsageError("the message is empty: say what you changed")
-    with store.lock(stored.name):
-        stored = store.load(stored.name)   # re-read under the lock
-        spec = stored.spec
-        k = spec.current()
-        if k is None or spec.commits[k].state != "stuck":
-            state = "complete" if k is None else f"commit {k + 1} is {spec.commits[k].state}"
-            raise RetconError(f"nothing is stuck in '{stored.name}' ({state}): there is nothing to resolve")
-        model = notes.last_run_model(store, stored.commit)
-        if redo:
-            from git_retcon.reconstruct.redo import redo as drop
-
-            dropped = drop(store, stored, k, message.strip())
-        else:
-            spec.commits[k].history.append(specmod.Resolved(message.strip()))
-            store.update(stored, f"commit {k + 1} resolved")
-    click.echo(f"Resolved commit {k + 1}/{len(spec.commits)}: {spec.commits[k].summary}")
-    if redo:
-        click.echo(f"Dropped {len(dropped)} commit{'s' if len(dropped) != 1 else ''} of it from '{spec.cleaned}'"
+    done = record(store, stored.name, message.strip(), redo)
+    click.echo(f"Resolved commit {done.index + 1}/{done.total}: {done.summary}")
+    if done.redo:
+        dropped = done.dropped
+        click.echo(f"Dropped {len(dropped)} commit{'s' if len(dropped) != 1 else ''} of it from "
+                   f"'{stored.spec.cleaned}'"
                    + (f" ({', '.join(short(s) for s in dropped)}): the next run extracts it afresh" if dropped
                       else ": it had none; the next run extracts it afresh"))
-    click.echo(f"Next: git retcon run {stored.name}" + (f" -m {shlex.quote(model)}" if model else ""))
-
+    click.echo(f"Next: git retcon run {stored.name}" + (f" -m {shlex.quote(done.model)}" if done.model else ""))

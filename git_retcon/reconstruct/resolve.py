@@ -1,13 +1,16 @@
-"""`git retcon resolve --redo`: a stuck logical commit extracted afresh after a spec edit.
+"""`git retcon resolve`: a human's way out of a stuck stop.
 
-It appends `{ resolved = MSG }` and drops the commit's created commits: from its
-history in the spec, and from the cleaned branch's tip, which moves back to the
-commit before them. Only git-retcon's own commits go (each carries this spec's
-note, and they are exactly the branch's tip), compare-and-swap, never while the
-branch is checked out. The spec is written before the branch moves: a crash in
+`resolve` appends `{ resolved = MSG }` to the stuck commit, so the next run goes on.
+With `--redo` (the commit extracted afresh after a spec edit) it also drops the commit's
+created commits: from its history in the spec, and from the cleaned branch's tip, which
+moves back to the commit before them. Only git-retcon's own commits go (each carries
+this spec's note, and they are exactly the branch's tip), compare-and-swap, never while
+the branch is checked out. The spec is written before the branch moves: a crash in
 between leaves commits past the record, which the next run adopts (no redo, no harm).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 from git_retcon.errors import RetconError
 from git_retcon.git.ownership import refuse_checked_out
@@ -16,6 +19,37 @@ from git_retcon.reconstruct.record import move_branch
 from git_retcon.state import notes
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Store, Stored
+
+
+@dataclass
+class Resolution:
+    """What resolve did, for the command to say."""
+
+    index: int                  # the resolved logical commit, 0-based
+    total: int
+    summary: str
+    redo: bool
+    dropped: list[str] = field(default_factory=list)   # with --redo: the commits dropped from the branch
+    model: str | None = None    # the model of the run that stopped, for the next command to repeat
+
+
+def resolve(store: Store, name: str, message: str, redo_it: bool) -> Resolution:
+    """Record how the stuck commit was resolved (with redo_it, also drop its commits), under the spec's lock."""
+    with store.lock(name):
+        stored = store.load(name)   # re-read under the lock
+        spec = stored.spec
+        k = spec.current()
+        if k is None or spec.commits[k].state != "stuck":
+            state = "complete" if k is None else f"commit {k + 1} is {spec.commits[k].state}"
+            raise RetconError(f"nothing is stuck in '{name}' ({state}): there is nothing to resolve")
+        model = notes.last_run_model(store, stored.commit)
+        dropped: list[str] = []
+        if redo_it:
+            dropped = redo(store, stored, k, message)
+        else:
+            spec.commits[k].history.append(specmod.Resolved(message))
+            store.update(stored, f"commit {k + 1} resolved")
+    return Resolution(k, len(spec.commits), spec.commits[k].summary, redo_it, dropped, model)
 
 
 def redo(store: Store, stored: Stored, k: int, message: str) -> list[str]:

@@ -18,10 +18,7 @@ def squash(name: str | None) -> None:
     Example:
       git retcon squash feature-clean && git retcon check feature-clean
     """
-    from git_retcon.git.ownership import refuse_checked_out
-    from git_retcon.reconstruct.squash import squash as fold
+    from git_retcon.reconstruct.squash import squash_spec
 
     store, stored = load_named(name)
-    refuse_checked_out(store.repo, stored.spec.cleaned)
-    with store.lock(stored.name):
-        fold(store, store.load(stored.name), click.echo)
+    squash_spec(store, stored, click.echo)

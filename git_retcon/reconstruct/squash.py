@@ -187,3 +187,10 @@ def _finish_interrupted(store: Store, stored: Stored, chain: list[str], recorded
         return False
     _record(store, stored, made, "squash: finished after an interruption")
     return True
+
+
+def squash_spec(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
+    """`git retcon squash`: refused while the branch is checked out; folded under the spec's lock."""
+    ownership.refuse_checked_out(store.repo, stored.spec.cleaned)
+    with store.lock(stored.name):
+        return squash(store, store.load(stored.name), say)

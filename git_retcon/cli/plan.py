@@ -6,11 +6,6 @@ import sys
 import click
 
 from git_retcon.cli.group import cli, open_store
-from git_retcon.errors import RetconError
-from git_retcon.git.plumbing import check_identity, ref_target
-from git_retcon.state import spec as specmod
-from git_retcon.state import spectoml
-from git_retcon.ui import UI
 
 
 @cli.command()
@@ -46,60 +41,15 @@ def plan(source: str | None, remote: str | None, cleaned: str | None, from_file:
       git retcon plan --from-commits --build "make" --test "pytest -q"
       git retcon plan --from-file spec.toml --no-edit
     """
-    from git_retcon.plan import branches
-    from git_retcon.plan import write as planmod
+    from git_retcon.plan.save import PlanRequest
+    from git_retcon.plan.save import plan as save_plan
 
-    store = open_store()
-    repo = store.repo
-    check_identity(store.git_dir)   # the spec is saved as a commit: refuse before any model call
-    proposal: planmod.Proposed | None = None
     if from_file and from_commits:
         raise click.UsageError("--from-file and --from-commits exclude each other")
-    if from_file:
-        spec, _ = planmod.read_file(from_file)
-        spec.source = source or spec.source
-        spec.remote = remote or spec.remote
-        spec.cleaned = cleaned or spec.cleaned
-    else:
-        src = source or branches.current_branch(repo)
-        if not src:
-            raise RetconError("HEAD is detached: name the branch to clean up with --source")
-        rem = remote or branches.default_remote(repo, src, click.echo)
-        name = cleaned or f"{src}-clean"
-        if from_commits:
-            spec = planmod.from_commits(repo, src, rem, name)
-        else:
-            if ref_target(repo, f"refs/retcon/{name}") is not None and not force:
-                raise RetconError(f"a spec named '{name}' exists: replace it with --force, "
-                                  f"or change it with `git retcon spec edit {name}`")
-            branches.check_cleaned_name(repo, name, src, rem)   # before the model's work, not after
-            ui = UI()
-            with ui.waiting(f"Waiting for {model or 'the model'}"):   # elapsed time on a terminal
-                proposal = planmod.propose_with_model(repo, model, src, rem, name, instructions or "",
-                                                      max_commits, budget, jobs, ui.line, log=not no_log)
-            spec = proposal.spec
-            model = proposal.keep_model
-    spec.build = build or spec.build
-    spec.test = test_cmd or spec.test
-    spec.model = model or spec.model
-    specmod.parse(spectoml.dump(spec))  # what we save must be valid
-    branches.check_branches(repo, spec)
     if edit is None:
         edit = sys.stdin.isatty() and sys.stdout.isatty()
-    if edit:
-        edited = planmod.edit(repo, spectoml.dump(spec) + (planmod.leftover_comment(proposal.leftovers)
-                                                             if proposal else ""))
-        if edited is None:
-            raise RetconError("the spec was emptied: nothing was saved")
-        spec = edited
-        branches.check_branches(repo, spec)
-    old = ref_target(repo, f"refs/retcon/{spec.cleaned}")
-    if old is not None and not force:
-        raise RetconError(f"a spec named '{spec.cleaned}' exists: replace it with --force, "
-                          f"or change it with `git retcon spec edit {spec.cleaned}`")
-    store.save(spec, old, "plan")
-    click.echo(f"Saved spec '{spec.cleaned}': {len(spec.commits)} logical commits "
-               f"from '{spec.source}' onto '{spec.remote}'.")
-    for line in planmod.report(repo, spec, proposal):
-        click.echo(line)
+    spec = save_plan(open_store(), PlanRequest(
+        source=source, remote=remote, cleaned=cleaned, from_file=from_file, from_commits=from_commits, model=model,
+        max_commits=max_commits, instructions=instructions, budget=budget, jobs=jobs, build=build, test=test_cmd,
+        edit=edit, force=force, log=not no_log), click.echo)
     click.echo(f"Next: git retcon run {spec.cleaned}")

@@ -1,14 +1,11 @@
 """`git retcon spec show|export|import|edit`: the stored spec as TOML."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
 from git_retcon.cli.group import cli, load_named, open_store
-from git_retcon.errors import RetconError
-from git_retcon.git.plumbing import ref_target
 from git_retcon.state import spectoml
 
 
@@ -56,14 +53,9 @@ def spec_import(file: str) -> None:
     Example:
       git retcon spec export -o s.toml && $EDITOR s.toml && git retcon spec import s.toml
     """
-    from git_retcon.plan import branches
-    from git_retcon.plan import write as planmod
+    from git_retcon.plan.save import import_file
 
-    store = open_store()
-    spec, _ = planmod.read_file(file)
-    branches.check_branches(store.repo, spec)
-    old = ref_target(store.repo, f"refs/retcon/{spec.cleaned}")
-    store.save(spec, old, f"import {os.path.basename(file)}")
+    spec = import_file(open_store(), file)
     click.echo(f"Imported spec '{spec.cleaned}' ({len(spec.commits)} logical commits).")
 
 
@@ -76,22 +68,11 @@ def spec_edit(name: str | None) -> None:
     Example:
       GIT_EDITOR=nano git retcon spec edit feature-clean
     """
-    from git_retcon.plan import branches
-    from git_retcon.plan import write as planmod
+    from git_retcon.plan.save import edit_stored
 
     store, stored = load_named(name)
-    edited = planmod.edit(store.repo, spectoml.dump(stored.spec))
-    if edited is None:
-        raise RetconError("the spec was emptied: nothing was saved")
-    if edited.cleaned != stored.spec.cleaned:
-        raise RetconError("`cleaned` names the spec and cannot change in an edit: use `spec import` for a new one")
-    if spectoml.dump(edited) == spectoml.dump(stored.spec):
-        click.echo("No changes.")
-        return
-    branches.check_branches(store.repo, edited)
-    stored.spec = edited
-    store.update(stored, "edit")
-    click.echo(f"Saved spec '{edited.cleaned}'.")
+    edited = edit_stored(store, stored)
+    click.echo("No changes." if edited is None else f"Saved spec '{edited.cleaned}'.")
 
 
 @spec_group.command("rm")

@@ -1,0 +1,121 @@
+"""Saving a spec from the command line: `plan` (from a file, from commits, or proposed by a
+model, then optionally edited), `spec import` and `spec edit`. Whatever is saved parses,
+names branches that exist and a `cleaned` name git-retcon may own (plan/branches.py), and
+is written compare-and-swap; an existing spec is replaced only when asked.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from git_retcon.errors import RetconError
+from git_retcon.git.plumbing import check_identity, ref_target
+from git_retcon.plan import branches
+from git_retcon.plan import write as planmod
+from git_retcon.state import spec as specmod
+from git_retcon.state import spectoml
+from git_retcon.state.store import Store, Stored
+from git_retcon.ui import UI
+
+
+@dataclass
+class PlanRequest:
+    """`git retcon plan`'s options."""
+
+    source: str | None = None
+    remote: str | None = None
+    cleaned: str | None = None
+    from_file: str | None = None
+    from_commits: bool = False
+    model: str | None = None
+    max_commits: int | None = None
+    instructions: str | None = None
+    budget: int = 32000
+    jobs: int = 4
+    build: str | None = None
+    test: str | None = None
+    edit: bool = False
+    force: bool = False
+    log: bool = True
+
+
+def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.Spec:
+    """Write the spec req asks for, save it, and say what it holds."""
+    repo = store.repo
+    check_identity(store.git_dir)   # the spec is saved as a commit: refuse before any model call
+    proposal: planmod.Proposed | None = None
+    model = req.model
+    if req.from_file:
+        spec, _ = planmod.read_file(req.from_file)
+        spec.source = req.source or spec.source
+        spec.remote = req.remote or spec.remote
+        spec.cleaned = req.cleaned or spec.cleaned
+    else:
+        src = req.source or branches.current_branch(repo)
+        if not src:
+            raise RetconError("HEAD is detached: name the branch to clean up with --source")
+        rem = req.remote or branches.default_remote(repo, src, say)
+        name = req.cleaned or f"{src}-clean"
+        if req.from_commits:
+            spec = planmod.from_commits(repo, src, rem, name)
+        else:
+            _refuse_existing(store, name, req.force)
+            branches.check_cleaned_name(repo, name, src, rem)   # before the model's work, not after
+            ui = UI()
+            with ui.waiting(f"Waiting for {model or 'the model'}"):   # elapsed time on a terminal
+                proposal = planmod.propose_with_model(repo, model, src, rem, name, req.instructions or "",
+                                                      req.max_commits, req.budget, req.jobs, ui.line, log=req.log)
+            spec = proposal.spec
+            model = proposal.keep_model
+    spec.build = req.build or spec.build
+    spec.test = req.test or spec.test
+    spec.model = model or spec.model
+    specmod.parse(spectoml.dump(spec))  # what we save must be valid
+    branches.check_branches(repo, spec)
+    if req.edit:
+        edited = planmod.edit(repo, spectoml.dump(spec) + (planmod.leftover_comment(proposal.leftovers)
+                                                             if proposal else ""))
+        if edited is None:
+            raise RetconError("the spec was emptied: nothing was saved")
+        spec = edited
+        branches.check_branches(repo, spec)
+    store.save(spec, _refuse_existing(store, spec.cleaned, req.force), "plan")
+    say(f"Saved spec '{spec.cleaned}': {len(spec.commits)} logical commits "
+        f"from '{spec.source}' onto '{spec.remote}'.")
+    for line in planmod.report(repo, spec, proposal):
+        say(line)
+    return spec
+
+
+def _refuse_existing(store: Store, name: str, force: bool) -> str | None:
+    """The spec ref's tip (what a save swaps from), when there is no spec or force says replace it."""
+    old = ref_target(store.repo, f"refs/retcon/{name}")
+    if old is not None and not force:
+        raise RetconError(f"a spec named '{name}' exists: replace it with --force, "
+                          f"or change it with `git retcon spec edit {name}`")
+    return old
+
+
+def import_file(store: Store, file: str) -> specmod.Spec:
+    """Replace (or create) the spec named by the file's `cleaned` with the file."""
+    spec, _ = planmod.read_file(file)
+    branches.check_branches(store.repo, spec)
+    old = ref_target(store.repo, f"refs/retcon/{spec.cleaned}")
+    store.save(spec, old, f"import {os.path.basename(file)}")
+    return spec
+
+
+def edit_stored(store: Store, stored: Stored) -> specmod.Spec | None:
+    """The stored spec edited in the user's editor and saved; None when nothing changed."""
+    edited = planmod.edit(store.repo, spectoml.dump(stored.spec))
+    if edited is None:
+        raise RetconError("the spec was emptied: nothing was saved")
+    if edited.cleaned != stored.spec.cleaned:
+        raise RetconError("`cleaned` names the spec and cannot change in an edit: use `spec import` for a new one")
+    if spectoml.dump(edited) == spectoml.dump(stored.spec):
+        return None
+    branches.check_branches(store.repo, edited)
+    stored.spec = edited
+    store.update(stored, "edit")
+    return edited

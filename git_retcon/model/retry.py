@@ -9,6 +9,7 @@ refuses) is not transient: it fails at once, with its cause.
 from __future__ import annotations
 
 import errno
+import math
 import os
 import random
 import re
@@ -116,10 +117,12 @@ def describe(exc: BaseException) -> str:
 
 
 def retry_delay() -> float:
+    """$RETCON_RETRY_DELAY; anything but a finite number (nan would crash time.sleep) is the default."""
     try:
-        return max(float(os.environ.get("RETCON_RETRY_DELAY", RETRY_DELAY)), 0.0)
+        value = float(os.environ.get("RETCON_RETRY_DELAY", RETRY_DELAY))
     except ValueError:
         return RETRY_DELAY
+    return max(value, 0.0) if math.isfinite(value) else RETRY_DELAY
 
 
 def retry_line(error: str, attempt: int, seconds: float) -> str:

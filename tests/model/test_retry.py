@@ -98,3 +98,12 @@ def test_a_wait_on_the_model_shows_elapsed_time_and_retries_on_the_live_line(tmp
     piped = subprocess.run([sys.executable, "-m", "testing.run_retcon", "status"], cwd=repo.path, env=env,
                            capture_output=True, text=True, timeout=60)
     assert "\r" not in piped.stdout
+
+
+@pytest.mark.parametrize("value, wanted", [("nan", 2.0), ("inf", 2.0), ("-1", 0.0), ("soon", 2.0), ("0.5", 0.5)])
+def test_a_retry_delay_that_is_not_a_finite_number_is_the_default(monkeypatch, value, wanted):
+    """RETCON_RETRY_DELAY=nan made the first retry crash in time.sleep (an internal error)."""
+    from git_retcon.model.retry import Retry
+
+    monkeypatch.setenv("RETCON_RETRY_DELAY", value)
+    assert Retry("m", "nothing was lost").base == wanted

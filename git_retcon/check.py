@@ -83,6 +83,15 @@ def tree_result(store: Store, sha: str, commands: dict[CommandKind, str]) -> tup
 BranchState = Literal["none", "ok", "missing", "moved", "foreign"]
 
 
+def foreign_branch(store: Store, stored: Stored) -> str | None:
+    """Why the branch of the spec's `cleaned` name is not the one git-retcon made for it
+    (the user's own branch of that name), or None: it is, or there is none."""
+    spec = stored.spec
+    return ownership.spec_branch_foreign(store.repo, stored.name, spec.cleaned, spec.source, spec.remote,
+                                         [c for lc in spec.commits for c in lc.created],
+                                         any(c.history for c in spec.commits))
+
+
 def branch_state(store: Store, stored: Stored) -> BranchState:
     """Whether the cleaned branch still holds what the spec records (status's header)."""
     repo, spec = store.repo, stored.spec
@@ -90,8 +99,7 @@ def branch_state(store: Store, stored: Stored) -> BranchState:
     tip = ownership.branch_tip(repo, spec.cleaned)
     if tip is None:
         return "missing" if recorded else "none"
-    if ownership.spec_branch_foreign(repo, stored.name, spec.cleaned, spec.source, spec.remote, recorded,
-                                     any(c.history for c in spec.commits)):
+    if foreign_branch(store, stored) is not None:
         return "foreign"
     if not recorded:
         return "ok"

@@ -105,7 +105,7 @@ def pre_push(args: list[str], stdin: IO[str], env: Mapping[str, str]) -> int:
     if not targets:
         return 0
 
-    from git_retcon.check import verify
+    from git_retcon.check import foreign_branch, verify
     from git_retcon.errors import RetconError
     from git_retcon.git.plumbing import open_repo
     from git_retcon.state.store import Store
@@ -115,7 +115,12 @@ def pre_push(args: list[str], stdin: IO[str], env: Mapping[str, str]) -> int:
     store = Store(open_repo())
     for name in dict.fromkeys(n for _, n in targets):
         try:
-            verdict = verify(store, store.load(name))
+            stored = store.load(name)
+            # A branch of the spec's name that git-retcon did not make is the user's: not a cleaned branch.
+            if (theirs := foreign_branch(store, stored)) is not None:
+                print(f"git-retcon: not checking '{name}': {theirs}", file=sys.stderr)
+                continue
+            verdict = verify(store, stored)
         except RetconError as exc:
             refused = True
             print(f"git-retcon: refusing to push '{name}' to {remote}: {exc}\n", file=sys.stderr)

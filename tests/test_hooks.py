@@ -15,6 +15,7 @@ from testing.cleaned import (
     edit_spec,
     finished,
     git_push,
+    planned,
     remote_refs,
     stuck,
     unstick,
@@ -75,6 +76,25 @@ def test_cleaned_tip_pushed_under_another_name_is_checked(hooked_stuck):
     res = git_push(repo, "origin", "feature-clean:refs/heads/review")
     assert res.code == 1 and "✗ commit 2/3 is stuck" in res.err
     assert remote_refs(remote) == {}
+
+
+@pytest.mark.parametrize("how", ["never ran", "deleted after the run"])
+def test_a_users_own_branch_named_like_a_spec_is_not_guarded(tmp_path, how):
+    """A branch that git-retcon did not make (the spec never ran, or the user deleted the
+    cleaned branch and made their own of that name) is not a cleaned branch: run refuses to
+    touch it, and the hook lets it through, saying why it was not checked."""
+    repo = planned(tmp_path / "repo") if how == "never ran" else finished(tmp_path / "repo")
+    if how != "never ran":
+        repo.git("branch", "-D", "-q", "feature-clean")
+    repo.git("checkout", "-q", "-b", "feature-clean", "main")
+    repo.commit("my own work", {"mine.txt": "mine\n"})
+    remote = bare_remote(repo, tmp_path / "remote.git")
+    assert retcon(repo, "hooks", "install").code == 0
+    res = git_push(repo, "origin", "feature-clean")
+    assert res.code == 0, res.text
+    assert ("git-retcon: not checking 'feature-clean': branch 'feature-clean' already exists with commits "
+            "git-retcon did not make for 'feature-clean'") in res.err
+    assert remote_refs(remote)["refs/heads/feature-clean"] == repo.rev("feature-clean")
 
 
 @pytest.mark.parametrize("damage, reason", [

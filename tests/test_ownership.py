@@ -199,13 +199,20 @@ def test_abort_deletes_the_branch_it_made_after_the_source_is_gone(tmp_path):
     assert "refs/heads/feature-clean" not in refs(repo)
 
 
-def test_a_killed_first_run_leaves_a_branch_the_next_run_owns(tmp_path):
+@pytest.mark.parametrize("reflogs", ["on", "off"])
+def test_a_killed_first_run_leaves_a_branch_the_next_run_owns(tmp_path, reflogs):
     """Killed right after it made the branch, at the merge base with no commit and no
-    history yet: the branch's reflog says git-retcon made it, so the next run goes on."""
+    history yet: the branch's reflog says git-retcon made it, so the next run goes on.
+    With core.logAllRefUpdates off the branch gets its reflog all the same (as
+    `git update-ref --create-reflog` gives one)."""
     repo = planned(tmp_path / "repo")
+    if reflogs == "off":
+        repo.git("config", "core.logAllRefUpdates", "false")
     killed = retcon_proc(repo, "run", "-m", "retcon-paths", env={"RETCON_FAILPOINT": "after-branch-start"})
     assert killed.code == -signal.SIGKILL
     assert repo.rev("feature-clean") == repo.rev("main")
+    assert repo.git("reflog", "show", "--format=%gs", "feature-clean").split("\n") == [
+        "retcon: start feature-clean at merge-base"]
     res = retcon(repo, "run", "-m", "retcon-paths")
     assert res.code == 0, res.text
     assert repo.tree("feature-clean") == repo.tree("feature")

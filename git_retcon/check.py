@@ -315,6 +315,8 @@ def _rerun(store: Store, stored: Stored, progress: Callable[[str], None]) -> tup
                 if not res.passed:
                     failed.append(f"{i + 1} ({kind}: {res.reason()})")
                     break
+        if wt is not None and spec.current() is None:
+            Worktree.remove(store.repo, stored.name)   # a complete spec keeps no worktree (as run leaves it)
     if failed:
         return False, f"--rerun: failed for commits {', '.join(failed)}"
     return True, f"--rerun: {' and '.join(commands)} passed again for {plural(len(targets), 'logical commit')}"

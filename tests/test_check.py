@@ -120,6 +120,8 @@ def test_untested_tree_fails_until_rerun_records_a_pass(tmp_path):
     assert marker.exists()
     assert f"commit 3/3 {shas[2]}: test pass" in res.out
     assert "✓ --rerun: build and test passed again for 3 logical commits" in res.out
+    # It ran in a build worktree made for it, removed again: the spec is complete.
+    assert repo.git("worktree", "list", "--porcelain").count("worktree ") == 1
     note = json.loads(repo.git("notes", "--ref=retcon-tests", "show", repo.tree("feature-clean")))
     (rec,) = [rec for text, rec in note["commands"].items() if "def two()" in text]
     assert rec["kind"] == "test" and rec["result"] == "pass"

@@ -23,7 +23,7 @@ from git_retcon.reconstruct.ahead import Ahead
 from git_retcon.reconstruct.context import Branches, Options, Run, Work, way_out
 from git_retcon.reconstruct.squash import finish_interrupted, squash
 from git_retcon.reconstruct.verify import check_base, verify
-from git_retcon.sandbox.pool import PoolWorktree, pool_names
+from git_retcon.sandbox.pool import PoolWorktree, pool_names, remove_pool
 from git_retcon.sandbox.runner import Verifier, check_command_exists
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import notes
@@ -58,7 +58,9 @@ def reconstruct(run: Run) -> None:
         tip = record.start_branch(run, stored, br)
         record.adopt(run, stored, br, tip)
         if stored.spec.current() is None:
-            _finished_already(run, stored, br, _squash_if_asked(run, stored))
+            squashed = _squash_if_asked(run, stored)
+            _remove_worktrees(run)
+            _finished_already(run, stored, br, squashed)
             return
         if model is None:  # only adopted commits reopened the work
             model = _load_model(run, stored.spec)
@@ -81,7 +83,9 @@ def reconstruct(run: Run) -> None:
             if stop != "complete":   # the closing report says it otherwise
                 report.tokens(run)
             record.run_totals(run, stored, model.model_id, stop)
-        report.final(run, stored, _squash_if_asked(run, stored))
+        squashed = _squash_if_asked(run, stored)
+        _remove_worktrees(run)
+        report.final(run, stored, squashed)
 
 
 def logical_commit(w: Work, ahead: Ahead | None = None) -> None:
@@ -154,6 +158,14 @@ def _finished_already(run: Run, stored: Stored, br: Branches, squashed: int) -> 
         )
     run.ui.line(f"Nothing to do: all {len(stored.spec.commits)} logical commits are complete.")
     report.final(run, stored, squashed)
+
+
+def _remove_worktrees(run: Run) -> None:
+    """A complete spec needs no build worktree (nor --jobs pool): they leave `git worktree
+    list`. A run that reopens the spec makes a new one."""
+    removed = Worktree.remove(run.repo, run.name)
+    if remove_pool(run.repo, run.name) or removed:
+        run.ui.line("Removed the build worktree: the spec is complete (a run that reopens it makes a new one)")
 
 
 def _squash_if_asked(run: Run, stored: Stored) -> int:

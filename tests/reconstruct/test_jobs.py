@@ -3,8 +3,9 @@ commit k+1 on top of it; what ends up recorded is what `--jobs 1` records."""
 from __future__ import annotations
 
 import json
+import signal
 
-from testing.flow import SPEC, call, feature_repo, needs_fix_repo, retcon, take, turn
+from testing.flow import SPEC, call, feature_repo, needs_fix_repo, retcon, retcon_proc, take, turn
 
 SCRIPT = {"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")}
 
@@ -53,12 +54,24 @@ def test_jobs_2_records_what_jobs_1_records_with_the_same_model_calls(tmp_path, 
     assert steps(log) == calls1 == {"1/extract/1": 3, "2/extract/1": 3, "3/extract/1": 3}
     assert recorded(two) == recorded(one)
     assert two.tree("feature-clean") == two.tree("feature")
-    # The pool worktree is ours, under the git dir; abort removes it with the build worktree.
-    pool = two.path / ".git" / "retcon" / "pool" / "feature-clean" / "1"
-    assert (pool / "app.py").exists()
-    res = retcon(two, "abort", "feature-clean")
-    assert res.code == 0 and not pool.exists()
-    assert "retcon/pool" not in two.git("worktree", "list")
+    # A complete spec keeps no worktree: the pool went with the build worktree.
+    assert "Removed the build worktree: the spec is complete" in res2.out
+    assert not (two.path / ".git" / "retcon" / "pool" / "feature-clean").exists()
+    assert two.git("worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_abort_removes_the_pool_of_a_run_that_stopped(tmp_path, scripted):
+    """The pool worktree is ours, under the git dir; abort removes it with the build worktree."""
+    repo = planned(tmp_path)
+    scripted(SCRIPT)
+    killed = retcon_proc(repo, "run", "-m", "scripted", "--jobs", "2", env={"RETCON_FAILPOINT": "after-spec-entry@2"})
+    assert killed.code == -signal.SIGKILL
+    pool = repo.path / ".git" / "retcon" / "pool" / "feature-clean" / "1"
+    assert (pool / "app.py").exists() or (pool / "util.py").exists()
+    res = retcon(repo, "abort", "feature-clean")
+    assert res.code == 0, res.text
+    assert "Removed the --jobs pool (" in res.out and not pool.exists()
+    assert "retcon/pool" not in repo.git("worktree", "list")
 
 
 def test_a_failing_commit_sets_the_work_ahead_aside_and_redoes_it_without_the_model(tmp_path, scripted):

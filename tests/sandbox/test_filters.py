@@ -19,6 +19,9 @@ paths = ["secret.sec"]
 [[commit]]
 message = "notes: more"
 paths = ["notes.txt", "hand.txt"]
+
+[[commit]]
+message = "docs: stops the run before the spec is complete, so the worktree stays to look at"
 """
 
 
@@ -46,11 +49,11 @@ def test_applied_and_written_files_go_through_the_filters(tmp_path, scripted):
               "2/extract": [turn(call("apply_hunks", hunk_ids="$ids:notes.txt")),
                             # What read_file shows the model, and what it writes back: CRLF.
                             turn(call("write_file", path="hand.txt", content="by\r\nhand\r\n")),
-                            turn(call("create_commit", message=""))]})
+                            turn(call("create_commit", message=""))],
+              "3/extract": [turn(call("stuck", summary="nothing left"))]})
     res = retcon(repo, "run", "-m", "scripted")
-    assert res.code == 0, res.text
+    assert res.code == 3 and "nothing left" in res.err, res.text
     assert repo.tree("feature-clean") == repo.tree("feature")
-    assert retcon(repo, "check").code == 0
     # The worktree holds what a checkout of the cleaned branch holds, and git sees no change.
     wt = GitRepo(repo.path / ".git" / "retcon" / "worktrees" / "feature-clean")
     assert (wt.path / "secret.sec").read_bytes() == b"plain\nhello\n"

@@ -81,8 +81,9 @@ def test_killed_while_the_worktree_is_made_then_rerun(project, point):
     res = retcon_proc(project, "run")
     assert res.code == 0, res.text
     assert_done(project)
-    assert listed(project).count(str(location(project))) == 1
-    assert len(admin_dirs(project)) == 1
+    # Made again, used, and removed once the spec completed: nothing of it is left.
+    assert listed(project) == [str(project.path)]
+    assert admin_dirs(project) == []
 
 
 @pytest.mark.parametrize("point", ["worktree-added", "worktree-checked-out"])
@@ -125,7 +126,7 @@ def test_run_replaces_a_worktree_killed_inside_git_worktree_add(project):
     res = retcon_proc(project, "run")
     assert res.code == 0, res.text
     assert_done(project)
-    assert admin_dirs(project) == ["feature-clean"]
+    assert admin_dirs(project) == []
 
 
 def test_fresh_lock_files_of_its_own_are_cleared_at_once(project):
@@ -170,19 +171,26 @@ def test_a_users_worktree_of_the_same_name_is_not_touched(project, tmp_path):
     mine = tmp_path / "elsewhere" / "feature-clean"
     project.git("worktree", "add", "-q", "--detach", str(mine), "main")
     (mine / "untracked.txt").write_text("mine\n")
-    res = retcon_proc(project, "run")
-    assert res.code == 0, res.text
+    killed = retcon_proc(project, "run", env={"RETCON_FAILPOINT": "after-spec-entry"})
+    assert killed.code == -signal.SIGKILL
     assert sorted(listed(project)) == sorted([str(project.path), str(mine), str(location(project))])
     res = retcon_proc(project, "abort", "feature-clean")
     assert res.code == 0, res.text
     assert sorted(listed(project)) == sorted([str(project.path), str(mine)])
     assert admin_dirs(project) == ["feature-clean"]
     assert (mine / "untracked.txt").read_text() == "mine\n"
+    # A run to the end removes its own worktree on completion, and only its own.
+    res = retcon_proc(project, "run")
+    assert res.code == 0, res.text
+    assert "Removed the build worktree" in res.out
+    assert sorted(listed(project)) == sorted([str(project.path), str(mine)])
+    assert admin_dirs(project) == ["feature-clean"]
+    assert (mine / "untracked.txt").read_text() == "mine\n"
 
 
 def test_killed_while_abort_removes_the_worktree(project):
-    res = retcon_proc(project, "run")
-    assert res.code == 0, res.text
+    stopped = retcon_proc(project, "run", env={"RETCON_FAILPOINT": "after-spec-entry"})
+    assert stopped.code == -signal.SIGKILL and location(project).exists()
     killed = retcon_proc(project, "abort", "feature-clean", env={"RETCON_FAILPOINT": "worktree-discarding"})
     assert killed.code == -signal.SIGKILL
     # git sees no worktree of ours, broken or not.

@@ -1,4 +1,4 @@
-"""Read-only views of a run: status rows, and the verification `check` runs.
+"""The verification `check` runs (and the pre-push hook).
 
 `verify` is what the pre-push hook relies on, so it stays cheap: no model, no
 build (unless asked to rerun), no walk beyond the cleaned and source branches'
@@ -9,11 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
 
 import pygit2
 
-from git_retcon.errors import RetconError
 from git_retcon.git import ownership
 from git_retcon.git.plumbing import (
     find_commit,
@@ -39,75 +37,6 @@ _STAT_FILES = 20
 
 def plural(count: int, word: str) -> str:
     return f"{count} {word}" + ("" if count == 1 else "s")
-
-
-def commit_rows(store: Store, stored: Stored) -> list[dict[str, Any]]:
-    """One row per logical commit, in the `status --json` shape."""
-    rows = []
-    for i, c in enumerate(stored.spec.commits):
-        tokens = {"input": 0, "output": 0}
-        invented: notes.Invented = {"count": 0, "lines": []}
-        for sha in c.created:
-            note = notes.read_commit(store, sha)
-            t = notes.tokens_of(note)
-            tokens["input"] += t["input"]
-            tokens["output"] += t["output"]
-            drift = notes.invented_of(note)
-            invented["count"] += drift["count"]
-            invented["lines"] += drift["lines"]
-        result = tree_result(store, c.created[-1], _commands(stored)) if c.created else None
-        rows.append({
-            "index": i + 1, "message": c.summary, "state": c.state, "commits": c.created,
-            "wip": max(len(c.created) - 1, 0), "tokens": tokens,
-            "build": result[0] if result else None, "test": result[1] if result else None,
-            "invented": invented,
-        })
-    return rows
-
-
-def tree_result(store: Store, sha: str, commands: dict[CommandKind, str]) -> tuple[str, str] | None:
-    """(build, test) recorded for the tree of commit sha with the spec's commands: pass,
-    fail, ..., or none (not configured, or never run with that command)."""
-    commit = find_commit(store.repo, sha)
-    if commit is None:
-        return None
-    records = notes.tree_commands(store, str(commit.tree_id))
-    b, t = (records[cmd].get("result") if (cmd := commands.get(kind)) in records else None
-            for kind in notes.COMMAND_KINDS)
-    return (b or "none", t or "none")
-
-
-# The cleaned branch as status shows it: not made yet, as recorded (with commits on
-# top to adopt, maybe), gone although commits are recorded on it, not holding them,
-# or a branch git-retcon did not make.
-BranchState = Literal["none", "ok", "missing", "moved", "foreign"]
-
-
-def foreign_branch(store: Store, stored: Stored) -> str | None:
-    """Why the branch of the spec's `cleaned` name is not the one git-retcon made for it
-    (the user's own branch of that name), or None: it is, or there is none."""
-    spec = stored.spec
-    return ownership.spec_branch_foreign(store.repo, stored.name, spec.cleaned, spec.source, spec.remote,
-                                         [c for lc in spec.commits for c in lc.created],
-                                         any(c.history for c in spec.commits))
-
-
-def branch_state(store: Store, stored: Stored) -> BranchState:
-    """Whether the cleaned branch still holds what the spec records (status's header)."""
-    repo, spec = store.repo, stored.spec
-    recorded = [full_sha(repo, s) for c in spec.commits for s in c.created]
-    tip = ownership.branch_tip(repo, spec.cleaned)
-    if tip is None:
-        return "missing" if recorded else "none"
-    if foreign_branch(store, stored) is not None:
-        return "foreign"
-    if not recorded:
-        return "ok"
-    try:
-        base = str(fork_point(repo, spec.source, spec.remote, "").base.id)
-    except RetconError:
-        return "ok"   # the source or remote is gone: status says what it knows, check says the rest
-    return "ok" if ownership.chain(repo, spec.cleaned, base).commits[: len(recorded)] == recorded else "moved"
 
 
 @dataclass
@@ -247,13 +176,13 @@ def source_moved_on(repo: pygit2.Repository, src: pygit2.Commit, tree: str, base
     return []
 
 
-def _commands(stored: Stored) -> dict[CommandKind, str]:
+def configured_commands(stored: Stored) -> dict[CommandKind, str]:
     return {kind: cmd for kind in notes.COMMAND_KINDS if (cmd := getattr(stored.spec, kind))}
 
 
 def _tests_item(store: Store, stored: Stored) -> tuple[bool, str]:
     """Each logical commit's last tree needs a passing record of every configured command."""
-    commands = _commands(stored)
+    commands = configured_commands(stored)
     if not commands:
         return True, ("no build or test command in the spec: nothing to test "
                       f"(add `build`/`test` with `git retcon spec edit {stored.name}`)")
@@ -290,7 +219,7 @@ def _rerun(store: Store, stored: Stored, progress: Callable[[str], None]) -> tup
     from git_retcon.sandbox.runner import Verifier
     from git_retcon.sandbox.worktree import Worktree
 
-    commands = _commands(stored)
+    commands = configured_commands(stored)
     if not commands:
         return True, "--rerun: no build or test command in the spec, nothing to run"
     spec = stored.spec

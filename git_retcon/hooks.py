@@ -105,10 +105,11 @@ def pre_push(args: list[str], stdin: IO[str], env: Mapping[str, str]) -> int:
     if not targets:
         return 0
 
-    from git_retcon.check import foreign_branch, verify
+    from git_retcon.check import verify
     from git_retcon.errors import RetconError
     from git_retcon.git.plumbing import open_repo
     from git_retcon.state.store import Store
+    from git_retcon.status import foreign_branch
 
     remote = args[0] if args else env.get("PRE_COMMIT_REMOTE_NAME", "the remote")
     refused = False

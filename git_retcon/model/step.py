@@ -12,6 +12,7 @@ raised to the caller as they are: no model can fix them.
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -41,6 +42,7 @@ class StepResult:
     output_tokens: int = 0
     calls: int = 0
     retries: int = 0
+    seconds: float = 0.0      # the step's wall time: the model's turns and the tools they called
 
 
 def run_step(model: llm.Model, system: str, prompt: str, steer: str, session: Session,
@@ -52,11 +54,13 @@ def run_step(model: llm.Model, system: str, prompt: str, steer: str, session: Se
     log records each exchange for `llm logs`."""
     result = StepResult(Outcome("stuck", ""))
     retry = Retry(model.model_id, "nothing was recorded for this step", on_retry=on_retry)
+    started = time.monotonic()
     try:
         return retry.call(lambda: _converse(model, system, prompt, steer, session, chain_limit, result, over_budget,
                                             log), restart=session.restart)
     finally:
         result.retries = retry.retries
+        result.seconds = time.monotonic() - started
 
 
 def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: Session,

@@ -191,7 +191,8 @@ class Ahead:
         values = steps.prompt_values(ahead, session)
         w.run.ui.line("Extracting relevant changes...")
         outcome = steps.step_ahead(ahead, "extract.md", values, session,
-                                   on_spent=lambda o, spent, retries: self._spent(ahead, held, o, spent, retries))
+                                   on_spent=lambda o, spent, retries, secs: self._spent(ahead, held, o, spent, retries,
+                                                                                     secs))
         if outcome is not None and outcome.kind == "stuck":
             held.stuck = outcome.text
 
@@ -207,11 +208,12 @@ class Ahead:
         w.run.ui.line(f"Created {short(sha)} ahead: recorded once commit {w.k} passes")
         return sha
 
-    def _spent(self, w: Work, held: Held, outcome: Outcome, spent: notes.Usage, retries: int) -> None:
+    def _spent(self, w: Work, held: Held, outcome: Outcome, spent: notes.Usage, retries: int,
+               seconds: float) -> None:
         if outcome.commit is not None and outcome.commit == held.sha and held.note is not None:
-            record.fill_spent(held.note, spent, retries)
+            record.fill_spent(held.note, spent, retries, seconds)
         else:
-            record.spent(w, outcome, spent, retries)
+            record.spent(w, outcome, spent, retries, seconds)
 
     def _redo(self, w: Work, tip: str) -> list[Held]:
         """The work set aside, merged onto the fixed tip one commit after the other, until the
@@ -247,4 +249,4 @@ def _set_aside(w: Work, held: Held) -> None:
     tokens = held.note.get("tokens", {"input": 0, "output": 0})
     notes.add_spent(w.run.store, w.stored.commit, {
         "index": held.k + 1, "why": "set aside", "input": tokens["input"], "output": tokens["output"],
-        "calls": held.note.get("model_calls", 0)})
+        "calls": held.note.get("model_calls", 0), "seconds": held.note.get("model_seconds", 0.0)})

@@ -158,21 +158,24 @@ def complete(w: Work) -> None:
     w.save(f"commit {w.k + 1} complete")
 
 
-def spent(w: Work, outcome: Outcome, spent: notes.Usage, retries: int) -> None:
-    """What a step spent: on the note of the commit it made, else on the spec chain."""
+def spent(w: Work, outcome: Outcome, spent: notes.Usage, retries: int, seconds: float) -> None:
+    """What a step spent (tokens, calls, its wall time): on the note of the commit it made,
+    else on the spec chain."""
     if outcome.commit:
         note = notes.read_commit(w.run.store, outcome.commit)
         if note is None:   # create_commit wrote it; only a hand-deleted note is missing
             note = notes.new_commit(w.run.name, w.k + 1, "initial", 1)
-        fill_spent(note, spent, retries)
+        fill_spent(note, spent, retries, seconds)
         notes.write_commit(w.run.store, outcome.commit, note)
     elif spent["calls"]:
-        notes.add_spent(w.run.store, w.stored.commit, {"index": w.k + 1, "why": outcome.kind, **spent})
+        notes.add_spent(w.run.store, w.stored.commit, {"index": w.k + 1, "why": outcome.kind, **spent,
+                                                      "seconds": round(seconds, 3)})
 
 
-def fill_spent(note: notes.CommitNote, spent: notes.Usage, retries: int) -> None:
+def fill_spent(note: notes.CommitNote, spent: notes.Usage, retries: int, seconds: float) -> None:
     note["tokens"] = {"input": spent["input"], "output": spent["output"]}
     note["model_calls"] = spent["calls"]
+    note["model_seconds"] = round(seconds, 3)
     if retries:
         note["model_retries"] = retries
 

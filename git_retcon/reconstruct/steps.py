@@ -79,7 +79,7 @@ def step(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> Outco
     except ModelUnavailable as exc:
         w.stop_stuck(f"{exc}. Nothing of this step was recorded; the state is saved. "
                      "When the backend works again, resolve (e.g. -m \"retry\") and run again.")
-    _account(w, res, lambda outcome, spent, retries: record.spent(w, outcome, spent, retries))
+    _account(w, res, lambda outcome, spent, retries, seconds: record.spent(w, outcome, spent, retries, seconds))
     if res.outcome.kind == "budget":
         w.stop_budget()
     if res.outcome.kind == "stuck":
@@ -88,7 +88,7 @@ def step(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> Outco
 
 
 def step_ahead(w: Work, prompt_file: str, values: dict[str, str], s: Session,
-               on_spent: Callable[[Outcome, notes.Usage, int], None]) -> Outcome | None:
+               on_spent: Callable[[Outcome, notes.Usage, int, float], None]) -> Outcome | None:
     """step() for work done ahead (--jobs): nothing here stops the run or goes into the spec.
     None when the budget or the backend cut it short: the commit's own turn meets them again."""
     if _spent_all(w):
@@ -118,10 +118,10 @@ def _call(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> Step
                         log=None if w.model.model_id == BUILTIN else run.exchange_log())
 
 
-def _account(w: Work, res: StepResult, on_spent: Callable[[Outcome, notes.Usage, int], None]) -> None:
+def _account(w: Work, res: StepResult, on_spent: Callable[[Outcome, notes.Usage, int, float], None]) -> None:
     spent = notes.usage(res.input_tokens, res.output_tokens, res.calls)
     w.run.tally.add(w.k + 1, spent)
-    on_spent(res.outcome, spent, res.retries)
+    on_spent(res.outcome, spent, res.retries, res.seconds)
     w.run.ui.detail(f"model: {res.calls} calls, {res.input_tokens} tokens in, {res.output_tokens} out")
 
 

@@ -7,6 +7,7 @@ that moment, so nothing spent goes unaccounted (state/notes.py: SpecNote).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from git_retcon.git.plumbing import first_parent_chain, get_commit
@@ -18,28 +19,46 @@ from git_retcon.state.store import Store, Stored
 _STARTS = ("plan", "abort")
 
 
-def ledger(store: Store, stored: Stored) -> tuple[dict[int, Usage], list[RunRecord]]:
-    """Tokens spent outside created commits per logical commit, and the runs, oldest first,
-    since the spec was planned or last aborted."""
-    spent: dict[int, Usage] = {}
-    runs: list[RunRecord] = []
+@dataclass
+class Ledger:
+    """Since the spec was planned or last aborted: what steps that made no commit spent per
+    logical commit (tokens, and seconds of model time), and the runs, oldest first."""
+
+    spent: dict[int, Usage] = field(default_factory=dict)
+    seconds: dict[int, float] = field(default_factory=dict)
+    runs: list[RunRecord] = field(default_factory=list)
+
+
+def ledger(store: Store, stored: Stored) -> Ledger:
+    out = Ledger()
     for sha in reversed(first_parent_chain(store.repo, stored.commit, "")):
         note = notes.read_spec(store, sha)
         for item in note.get("spent", []):
-            _add(spent.setdefault(int(item.get("index", 0)), usage(0, 0, 0)), item)
-        runs[:0] = note.get("runs", [])
+            index = int(item.get("index", 0))
+            _add(out.spent.setdefault(index, usage(0, 0, 0)), item)
+            out.seconds[index] = out.seconds.get(index, 0.0) + _float(item.get("seconds"))
+        out.runs[:0] = note.get("runs", [])
         if (get_commit(store.repo, sha).message or "").startswith(_STARTS):
             break
-    return spent, runs
+    return out
 
 
-def add_to_rows(rows: list[dict[str, Any]], spent: dict[int, Usage]) -> None:
-    """Status rows count the created commits' tokens; add what steps without a commit spent."""
+def add_to_rows(rows: list[dict[str, Any]], spent: Ledger) -> None:
+    """Status rows count the created commits' tokens and model time; add what steps without
+    a commit spent."""
     for row in rows:
-        extra = spent.get(row["index"])
+        extra = spent.spent.get(row["index"])
         if extra:
             row["tokens"]["input"] += extra["input"]
             row["tokens"]["output"] += extra["output"]
+        row["seconds"]["model"] = round(row["seconds"]["model"] + spent.seconds.get(row["index"], 0.0), 2)
+
+
+def _float(value: object) -> float:
+    try:
+        return float(value or 0)   # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def total(runs: list[RunRecord]) -> Usage:

@@ -83,6 +83,7 @@ class CommitNote(_CommitNoteKeys, total=False):
 
     model_calls: int
     model_retries: int
+    model_seconds: float              # the wall time of the step that made it
     build: Verdict
     test: Verdict
     diagnosis: str                    # a WIP commit's rework brief
@@ -92,12 +93,16 @@ class CommitNote(_CommitNoteKeys, total=False):
     invented: Invented                # lines in neither the base nor the source, counted at create_commit
 
 
-class Spent(TypedDict):
+class _SpentKeys(TypedDict):
     index: int                        # 1-based logical commit
     why: str                          # how the step ended: stuck, budget
     input: int
     output: int
     calls: int
+
+
+class Spent(_SpentKeys, total=False):
+    seconds: float                    # the step's wall time (older notes have none)
 
 
 class RunRecord(TypedDict):
@@ -161,6 +166,14 @@ def tokens_of(note: CommitNote | None) -> Tokens:
 
 def commit_tokens(store: Store, sha: str) -> Tokens:
     return tokens_of(read_commit(store, sha))
+
+
+def model_seconds_of(note: CommitNote | None) -> float:
+    """The wall time of the step that made the commit (0 when its note has none)."""
+    try:
+        return float(note.get("model_seconds", 0) or 0) if note else 0.0
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def invented_of(note: CommitNote | None) -> Invented:

@@ -138,7 +138,8 @@ def test_scratch_refs_of_dead_processes_are_swept_and_a_live_ones_kept(project, 
 
 # Every instant a run writes something, in the order a run reaches them.
 POINTS = ["worktree-added", "worktree-checked-out", "after-commit-object", "after-branch-ref",
-          "after-spec-entry", "squash-commit-made", "squash-before-branch", "squash-after-branch"]
+          "after-spec-entry", "squash-commit-made", "squash-before-branch", "squash-after-branch",
+          "worktree-discarding"]   # the last: the complete spec's worktree removed
 
 
 def test_killed_at_random_instants_and_at_every_write_including_worktree_and_squash(tmp_path, monkeypatch):
@@ -184,5 +185,6 @@ def test_killed_at_random_instants_and_at_every_write_including_worktree_and_squ
         repo.git("rev-list", "--reverse", "main..feature-clean").split()
     assert retcon_proc(repo, "check").code == 0                       # no WIP left, tested, same tree
     worktrees = repo.git("worktree", "list", "--porcelain").count("worktree ")
-    assert worktrees == 2                                              # the user's and the one build worktree
+    assert worktrees == 1                      # the user's: the build worktree went when the spec completed
+    assert not (repo.path / ".git" / "retcon" / "trash").exists()
     assert "retcon-scratch" not in repo.git("for-each-ref")

@@ -30,6 +30,8 @@ def recorded(repo):
     """Everything a run leaves that a user or a tool reads: branch, spec history, notes."""
     shas = repo.git("rev-list", "--reverse", "main..feature-clean").split()
     commit_notes = [json.loads(repo.git("notes", "--ref=refs/notes/retcon", "show", s)) for s in shas]
+    for note in commit_notes:   # how long a step took may differ; that it is noted may not
+        assert note.pop("model_seconds") >= 0
     tested = {}
     for line in repo.git("notes", "--ref=refs/notes/retcon-tests", "list").splitlines():
         _, tree = line.split()
@@ -37,7 +39,7 @@ def recorded(repo):
         tested[tree] = {text: {k: v for k, v in r.items() if k != "seconds"} for text, r in doc["commands"].items()}
     status = json.loads(retcon(repo, "status", "--json").out)
     for c in status["commits"]:   # how long a command took is the one thing that may differ
-        c.pop("durations", None)
+        c.pop("seconds", None)
     return shas, commit_notes, tested, retcon(repo, "spec", "show").out, status
 
 

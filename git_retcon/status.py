@@ -1,0 +1,158 @@
+"""`git retcon status`: each logical commit's state, commits, WIPs, build/test result,
+tokens and seconds, read from the spec and the notes (nothing is run or written).
+
+`document` is the `status --json` shape (DESIGN.md "Machine-readable formats", plus
+`branch`, `runs`, `invented` and `seconds`); `render` is the table a person reads.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from git_retcon.check import configured_commands
+from git_retcon.errors import RetconError
+from git_retcon.git import ownership
+from git_retcon.git.plumbing import find_commit, fork_point, full_sha
+from git_retcon.state import cost, notes
+from git_retcon.state.notes import CommandKind
+from git_retcon.state.store import Store, Stored
+
+# The cleaned branch as status shows it: not made yet, as recorded (with commits on
+# top to adopt, maybe), gone although commits are recorded on it, not holding them,
+# or a branch git-retcon did not make.
+BranchState = Literal["none", "ok", "missing", "moved", "foreign"]
+
+
+def document(store: Store, stored: Stored) -> dict[str, Any]:
+    """The whole status, as `status --json` prints it."""
+    spec = stored.spec
+    rows = commit_rows(store, stored)
+    spent = cost.ledger(store, stored)
+    cost.add_to_rows(rows, spent)
+    return {"name": stored.name, "source": spec.source, "remote": spec.remote, "cleaned": spec.cleaned,
+            "state": spec.state, "branch": branch_state(store, stored), "commits": rows,
+            "runs": [{"model": r.get("model"), "stop": r.get("stop"), "tokens": r.get("tokens")} for r in spent.runs]}
+
+
+def commit_rows(store: Store, stored: Stored) -> list[dict[str, Any]]:
+    """One row per logical commit, in the `status --json` shape. Seconds add up every commit
+    the logical commit made: its build and test (each tree is tested once) and model steps."""
+    rows = []
+    commands = configured_commands(stored)
+    for i, c in enumerate(stored.spec.commits):
+        tokens = {"input": 0, "output": 0}
+        invented: notes.Invented = {"count": 0, "lines": []}
+        seconds = {"build": 0.0, "test": 0.0, "model": 0.0}
+        result: dict[CommandKind, str] = {}
+        for sha in c.created:
+            note = notes.read_commit(store, sha)
+            t = notes.tokens_of(note)
+            tokens["input"] += t["input"]
+            tokens["output"] += t["output"]
+            drift = notes.invented_of(note)
+            invented["count"] += drift["count"]
+            invented["lines"] += drift["lines"]
+            seconds["model"] += notes.model_seconds_of(note)
+            result = {}
+            for kind, (verdict, took) in _tree_records(store, sha, commands).items():
+                result[kind] = verdict
+                seconds[kind] += took
+        rows.append({
+            "index": i + 1, "message": c.summary, "state": c.state, "commits": c.created,
+            "wip": max(len(c.created) - 1, 0), "tokens": tokens,
+            # the last commit's: what the logical commit ends on
+            "build": result.get("build", "none") if c.created else None,
+            "test": result.get("test", "none") if c.created else None,
+            "invented": invented, "seconds": {k: round(v, 2) for k, v in seconds.items()},
+        })
+    return rows
+
+
+def _tree_records(store: Store, sha: str, commands: dict[CommandKind, str]) -> dict[CommandKind, tuple[str, float]]:
+    """(result, seconds) recorded for the tree of commit sha with each of the spec's commands;
+    a command never run on it (or not configured) is absent."""
+    commit = find_commit(store.repo, sha)
+    if commit is None:
+        return {}
+    records = notes.tree_commands(store, str(commit.tree_id))
+    out: dict[CommandKind, tuple[str, float]] = {}
+    for kind, command in commands.items():
+        rec = records.get(command)
+        if rec is None:
+            continue
+        try:
+            took = float(rec.get("seconds", 0) or 0)
+        except (TypeError, ValueError):
+            took = 0.0   # a note a human or an older version wrote
+        out[kind] = (str(rec.get("result") or "none"), took)
+    return out
+
+
+def foreign_branch(store: Store, stored: Stored) -> str | None:
+    """Why the branch of the spec's `cleaned` name is not the one git-retcon made for it
+    (the user's own branch of that name), or None: it is, or there is none."""
+    spec = stored.spec
+    return ownership.spec_branch_foreign(store.repo, stored.name, spec.cleaned, spec.source, spec.remote,
+                                         [c for lc in spec.commits for c in lc.created],
+                                         any(c.history for c in spec.commits))
+
+
+def branch_state(store: Store, stored: Stored) -> BranchState:
+    """Whether the cleaned branch still holds what the spec records (status's header)."""
+    repo, spec = store.repo, stored.spec
+    recorded = [full_sha(repo, s) for c in spec.commits for s in c.created]
+    tip = ownership.branch_tip(repo, spec.cleaned)
+    if tip is None:
+        return "missing" if recorded else "none"
+    if foreign_branch(store, stored) is not None:
+        return "foreign"
+    if not recorded:
+        return "ok"
+    try:
+        base = str(fork_point(repo, spec.source, spec.remote, "").base.id)
+    except RetconError:
+        return "ok"   # the source or remote is gone: status says what it knows, check says the rest
+    return "ok" if ownership.chain(repo, spec.cleaned, base).commits[: len(recorded)] == recorded else "moved"
+
+
+def _secs(value: float) -> str:
+    return f"{value:.1f}s" if value else "-"
+
+
+def render(doc: dict[str, Any], stuck: str | None) -> list[str]:
+    """The table and the notes under it; stuck: the stuck commit's summary, if any."""
+    name, rows, branch = doc["name"], doc["commits"], doc["branch"]
+    state = {"missing": "branch missing", "moved": "branch moved",
+             "foreign": "branch not git-retcon's"}.get(branch, doc["state"])
+    out = [f"{name}: {state} ({doc['source']} onto {doc['remote']} -> {doc['cleaned']})",
+           f"{'#':>3}  {'state':<11} {'commits':>7} {'wip':>3}  {'build':<7} {'test':<7} "
+           f"{'time b/t/model':>18} {'tokens':>9}  message"]
+    for r in rows:
+        tok = r["tokens"]["input"] + r["tokens"]["output"]
+        s = r["seconds"]
+        took = f"{_secs(s['build'])}/{_secs(s['test'])}/{_secs(s['model'])}"
+        out.append(f"{r['index']:>3}  {r['state']:<11} {len(r['commits']):>7} {r['wip']:>3}  "
+                   f"{r['build'] or '-':<7} {r['test'] or '-':<7} {took:>18} {tok:>9}  {r['message']}")
+    for r in rows:
+        if r["invented"]["count"]:   # lines a model wrote that neither the base nor the source has
+            out.append(f"Commit {r['index']}: {r['invented']['count']} invented lines (in neither the base nor "
+                       f"the source): " + "; ".join(r["invented"]["lines"][:3]))
+    runs = doc["runs"]
+    if runs:
+        t = cost.total(runs)
+        out.append(f"Tokens: {t['input']} in, {t['output']} out, {t['calls']} model calls in {len(runs)} "
+                   f"run{'s' if len(runs) != 1 else ''}; last run: {runs[-1]['tokens']['input']} in, "
+                   f"{runs[-1]['tokens']['output']} out ({runs[-1].get('stop')})")
+    if branch == "missing":
+        shas = [sha for r in rows for sha in r["commits"]]
+        out += ["", f"Branch '{doc['cleaned']}' is gone, but the spec records commits on it: restore it "
+                f"(git branch {doc['cleaned']} {str(shas[-1])[:12] if shas else ''}), or start over with "
+                f"`git retcon abort {name}`"]
+    elif branch == "foreign":
+        out += ["", f"A branch '{doc['cleaned']}' exists that git-retcon did not make: run refuses to touch it; "
+                "rename or delete it, or give the spec another `cleaned` name"]
+    elif branch == "moved":
+        out += ["", f"Branch '{doc['cleaned']}' no longer holds the recorded commits: "
+                f"`git retcon check {name}` says how to repair it"]
+    if stuck is not None:
+        out += ["", f"Stuck: {stuck}", f"Resolve with: git retcon resolve -m \"...\" {name}"]
+    return out

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import pygit2
 
 from git_retcon.git import ownership
+from git_retcon.git.message import FIX_PREFIXES, is_fix
 from git_retcon.git.plumbing import (
     find_commit,
     fork_point,
@@ -90,12 +91,14 @@ def verify(store: Store, stored: Stored, allow_wip: bool = False, rerun: bool = 
     if rerun:
         v.add(*_rerun(store, stored, progress or (lambda _text: None)))
     v.add(*_tests_item(store, stored))
-    wip = [s for s in chain if (get_commit(repo, s).message or "").startswith("WIP:")]
+    wip = [s for s in chain if is_fix(get_commit(repo, s).message or "")]
+    kinds = "/".join(sorted({p.strip() for s in wip for p in FIX_PREFIXES
+                             if (get_commit(repo, s).message or "").startswith(p)}))
     if wip and not allow_wip:
-        v.add(False, f"{plural(len(wip), 'WIP: commit')} left ({', '.join(short(s) for s in wip[:5])}): "
+        v.add(False, f"{plural(len(wip), f'{kinds} commit')} left ({', '.join(short(s) for s in wip[:5])}): "
                      f"squash them into their logical commits, or pass --allow-wip")
     elif wip:
-        v.add(True, f"{plural(len(wip), 'WIP: commit')} (allowed)")
+        v.add(True, f"{plural(len(wip), f'{kinds} commit')} (allowed)")
     else:
         v.add(True, "no WIP: commits")
     return v

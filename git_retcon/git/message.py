@@ -1,4 +1,5 @@
-"""Commit messages as `git commit -m` leaves them (its cleanup mode "whitespace")."""
+"""Commit messages as `git commit -m` leaves them (its cleanup mode "whitespace"), and the
+two forms of a fix commit's message: `WIP: ...`, or git's autosquash `fixup! <subject>`."""
 from __future__ import annotations
 
 from git_retcon.errors import RetconError
@@ -18,3 +19,24 @@ def cleanup(message: str) -> str:
     while out and not out[-1]:
         out.pop()
     return "\n".join(out) + "\n" if out else ""
+
+
+FIX_PREFIXES = ("WIP:", "fixup! ")
+
+
+def is_fix(message: str) -> bool:
+    """A fix commit, in either form: what check refuses to push and squash folds."""
+    return message.startswith(FIX_PREFIXES)
+
+
+def fix_message(message: str, fixup_of: str | None) -> str:
+    """A fix commit's message from what the model wrote (or the failure's summary):
+    `WIP: <it>`, or with fixup_of (the logical commit's subject) `fixup! <subject>` with
+    it as the body, so `git rebase -i --autosquash` folds the fix into its commit."""
+    if fixup_of is None:
+        return message if message.startswith("WIP:") else "WIP: " + (message or "fix")
+    head = f"fixup! {fixup_of}"
+    if message.startswith(head):
+        return message
+    body = message.removeprefix("WIP:").removeprefix("fixup!").strip()
+    return head + (f"\n\n{body}" if body else "")

@@ -18,6 +18,7 @@ import llm
 
 from git_retcon import diff as hunks
 from git_retcon.errors import RetconError, machine_error
+from git_retcon.git.message import fix_message
 from git_retcon.git.plumbing import get_blob, get_commit, get_tree
 from git_retcon.model.args import ToolError, bind
 from git_retcon.model.invented import invented
@@ -50,10 +51,11 @@ class Session:
     source_tree: str
     parent: str                                   # the commit a new commit goes on
     verifier: Verifier
-    fix: bool                                     # WIP: prefix for commits
+    fix: bool                                     # a fix commit: `WIP: ...`, or `fixup! ...` with fixup_of
     on_commit: Callable[[str, notes.Invented], str]   # (message, invented lines) -> created sha
     default_message: str = ""                     # an empty message means this (a fix: the failure's summary)
     base_tree: str | None = None                  # the merge base's tree, for the invented-lines count
+    fixup_of: str | None = None                   # fix commits as `fixup! <this subject>` (spec wip = "fixup")
     outcome: Outcome | None = None
     # The run's remaining diff, kept up to date path by path across steps.
     diff: hunks.RemainingDiff | None = None
@@ -236,7 +238,8 @@ class Session:
 
     def create_commit(self, message: str = "") -> str:
         """Commit the worktree as it is now. Ends this step. An empty message means the
-        spec's message (or, for a fix, `WIP: ` and the failure's summary)."""
+        spec's message (or, for a fix, `WIP: ` and the failure's summary; with wip = "fixup" in the
+        spec, `fixup! <the logical commit's subject>` with the message as its body)."""
         self._open()
         if "\0" in message:
             raise ToolError("message contains a NUL character (\\u0000), which a git commit message cannot hold: "
@@ -248,8 +251,8 @@ class Session:
                             "(apply_hunks) or write files first; call stuck(summary) if this commit "
                             "should have no changes", "empty")
         message = message.strip() or self.default_message.strip()
-        if self.fix and not message.startswith("WIP:"):
-            message = "WIP: " + (message or "fix")
+        if self.fix:
+            message = fix_message(message, self.fixup_of)
         drift = invented(self.wt.repo, parent_tree, tree, self.base_tree, self.source_tree)
         sha = self.on_commit(message, drift.note())
         self.outcome = Outcome("commit", message, sha)

@@ -34,6 +34,7 @@ class Options:
     chain_limit: int = DEFAULT_CHAIN_LIMIT
     max_tokens: int | None = None      # stop the run (resumable) once it has used this many
     squash_wip: bool = False           # fold WIP commits into their logical commit at the end
+    fixup: bool = False                # fix commits as `fixup! <subject>` this run (as the spec's wip = "fixup")
     log: bool = True                   # model exchanges to llm's database, when llm logging is on
     jobs: int = 1                      # 2+: build & test commit k in the pool while the model works ahead
 

@@ -3,6 +3,7 @@ tally, and `run --dry-run`."""
 from __future__ import annotations
 
 from git_retcon import diff as hunks
+from git_retcon.git.message import is_fix
 from git_retcon.git.plumbing import get_commit, short
 from git_retcon.reconstruct.context import Branches, Run
 from git_retcon.state import spec as specmod
@@ -33,8 +34,8 @@ def tokens(run: Run) -> None:
 
 
 def wip_count(run: Run, shas: list[str]) -> int:
-    """The WIP fix commits among shas, by message: a human's adopted fix is not one."""
-    return sum(1 for sha in shas if get_commit(run.repo, sha).message.startswith("WIP:"))
+    """The WIP fix commits among shas (`WIP: ` or `fixup! `), by message: a human's adopted fix is not one."""
+    return sum(1 for sha in shas if is_fix(get_commit(run.repo, sha).message))
 
 
 def plural(n: int, word: str) -> str:

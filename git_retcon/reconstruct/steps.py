@@ -34,6 +34,7 @@ def session(w: Work, fix: bool, parent: str, brief: Brief | None = None,
         # create_commit("") in a fix makes `WIP: <the failure's one-line summary>`
         default_message=brief.text.splitlines()[0] if brief is not None and brief.text else "",
         base_tree=str(get_commit(w.run.repo, w.br.base).tree_id),
+        fixup_of=w.commit.summary if fix and (w.run.opts.fixup or w.spec.wip == "fixup") else None,
     )
 
 

@@ -9,7 +9,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import tomli
 
@@ -104,6 +104,10 @@ class LogicalCommit:
         return ""
 
 
+# How fix commits are written: `WIP: <summary>`, or git's autosquash `fixup! <subject>`.
+WipStyle = Literal["wip", "fixup"]
+WIP_STYLES: tuple[WipStyle, ...] = ("wip", "fixup")
+
 # Seconds a command may run: past a week it is no timeout, and far past it, too large for
 # the clocks that wait on it.
 MAX_TIMEOUT = 7 * 24 * 3600
@@ -119,6 +123,7 @@ class Spec:
     test: str | None = None
     timeout: int | None = None
     model: str | None = None
+    wip: WipStyle | None = None     # fix commits' form; None: "wip" (and not written out)
 
     def current(self) -> int | None:
         for i, c in enumerate(self.commits):
@@ -143,7 +148,7 @@ class Spec:
 
 # --- parsing and validation --------------------------------------------------
 
-_TOP = ("source", "remote", "cleaned", "build", "test", "timeout", "model", "commit")
+_TOP = ("source", "remote", "cleaned", "build", "test", "timeout", "model", "wip", "commit")
 _COMMIT = ("message", "hints", "paths", "hunks", "history")
 _ENTRY = ("commit_created", "squashed", "stuck", "resolved")
 _BRANCH_HELP = {
@@ -227,6 +232,11 @@ class _Parser:
             got = _q(timeout) if type(timeout) is int else _type(timeout)
             raise self.fail(f"'timeout' must be a positive integer of seconds, at most {MAX_TIMEOUT} (a week), "
                             f"not {got}: e.g. timeout = 600", "timeout")
+        wip = data.get("wip")
+        if wip is not None and wip not in WIP_STYLES:
+            raise self.fail(f"'wip' must be \"wip\" (fix commits as WIP: ...) or \"fixup\" (as fixup! <subject>, "
+                            f"for git rebase -i --autosquash), not {_q(wip) if isinstance(wip, str) else _type(wip)}",
+                            "wip")
         raw = data.get("commit")
         if raw is None or raw == []:
             raise self.fail("no [[commit]] entries: add at least one logical commit", "commit")
@@ -234,7 +244,8 @@ class _Parser:
             raise self.fail(f"'commit' must be an array of tables, not {_type(raw)}: write each as [[commit]]",
                             "commit")
         commits = [self.commit(k, c) for k, c in enumerate(raw)]
-        return Spec(source, remote, cleaned, commits, build=build, test=test, timeout=timeout, model=model)
+        return Spec(source, remote, cleaned, commits, build=build, test=test, timeout=timeout, model=model,
+                    wip=cast("WipStyle | None", wip))
 
     def branch(self, data: dict[str, Any], name: str) -> str:
         value, help = data.get(name), _BRANCH_HELP[name]

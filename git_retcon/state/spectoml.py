@@ -81,7 +81,7 @@ def _entry(e: Entry) -> str:
 def dump(spec: Spec) -> str:
     """The spec as stable, hand-editable TOML; parse(dump(s)) == s."""
     lines: list[str] = []
-    for name in ("source", "remote", "cleaned", "build", "test", "timeout", "model"):
+    for name in ("source", "remote", "cleaned", "build", "test", "timeout", "model", "wip"):
         value = getattr(spec, name)
         if isinstance(value, int):
             lines.append(f"{name} = {value}")

@@ -18,6 +18,7 @@ from typing import Any
 import llm
 
 from git_retcon.model.paths import PathsModel, field, tool_exchanges, user_text
+from git_retcon.reconstruct import loop as _loop
 
 _original = PathsModel.execute
 
@@ -36,6 +37,11 @@ def _execute(self: PathsModel, prompt: llm.Prompt, stream: bool, response: llm.R
 
 
 PathsModel.execute = _execute  # type: ignore[method-assign]
+
+# The benchmarks reset a spec to its planned state and run it again, and time the start-up of
+# a run that finds its build worktree (as a run resumed after a stuck stop does). A complete
+# spec's worktree is removed at the end of its run; here it is kept, to stand in for that.
+_loop._remove_worktrees = lambda run: None
 
 
 class SlowPathsModel(PathsModel):

@@ -112,13 +112,26 @@ class Worktree:
         make a build pass that the commit alone would not); ignored ones stay warm."""
         if self.synced == commit and not self.edited:
             return
-        git(self.path, *_NO_HOOKS, "reset", "--quiet", "--hard", commit)
-        git(self.path, "clean", "-fdq")
+        if not self._as_left(commit):
+            git(self.path, *_NO_HOOKS, "reset", "--quiet", "--hard", commit)
+            git(self.path, "clean", "-fdq")
         self.index.read(True)
         self._unsaved = False
         self.synced = commit
         self.edited = False
         self.exact = True
+
+    def _as_left(self, commit: str) -> bool:
+        """Whether the worktree is exactly commit already: HEAD there, and git status (one scan,
+        where reset and clean take two) finds nothing staged, modified or untracked. The usual
+        case after a build and a test, which leave only ignored files (kept warm), if any."""
+        if self._unsaved or str(self.repo.head.target) != commit:
+            return False
+        try:
+            return git(self.path, "status", "--porcelain", "-z", "--untracked-files=normal", "--no-renames",
+                       "--ignore-submodules=none") == ""
+        except RetconError:
+            return False   # whatever stopped status: reset and clean say it plainly
 
     def make_exact(self) -> None:
         """Files exactly the index's tree again, nothing untracked left (ignored files

@@ -204,3 +204,21 @@ def test_killed_while_abort_removes_the_worktree(project):
     res = retcon_proc(project, "run")
     assert res.code == 0, res.text
     assert_done(project)
+
+
+@pytest.mark.parametrize("leaves", ["an untracked file", "a changed tracked file", "a staged change"])
+def test_what_a_command_leaves_never_reaches_the_next_build(tmp_path, leaves):
+    """Each build starts on exactly its commit's tree (promise 3): a build that finds what an
+    earlier command left fails here. Whether the worktree needs its reset and clean is asked
+    of git status; whatever it reports gets them."""
+    from testing.cleaned import SPEC as CLEANED_SPEC
+    from testing.cleaned import planned
+
+    mess = {"an untracked file": "touch stray.txt", "a changed tracked file": "echo junk >> README",
+            "a staged change": "echo junk >> README && git add README"}[leaves]
+    spec = CLEANED_SPEC.replace('build = "', f'build = "test ! -e stray.txt && git diff --quiet HEAD && {mess} && ')
+    repo = planned(tmp_path / "repo", spec)
+    res = retcon_proc(repo, "run", "-m", "retcon-paths")
+    assert res.code == 0, res.text
+    assert "Building... PASS" in res.out and "FAIL" not in res.out
+    assert repo.tree("feature-clean") == repo.tree("feature")

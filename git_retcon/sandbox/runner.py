@@ -193,8 +193,10 @@ class Verifier:
                on_done: Callable[[Result], None] | None = None,
                on_output: Callable[[str], None] | None = None) -> list[Result]:
         """Build then test tree; stops at the first failure. A recorded test result
-        is trusted only with its build: tests of a fresh tree need a fresh build."""
+        is trusted only with its build: tests of a fresh tree need a fresh build. What ran
+        is recorded on tree in one note write (a kill before it costs a rerun, no more)."""
         results: list[Result] = []
+        fresh: list[Result] = []
         test_hit = self.cached(tree, "test") if self.commands["test"] else None
         need_fresh_build = bool(self.commands["test"]) and test_hit is None
         for kind in notes.COMMAND_KINDS:
@@ -204,12 +206,16 @@ class Verifier:
             hit = test_hit if kind == "test" else (None if need_fresh_build else self.cached(tree, kind))
             if on_start is not None:
                 on_start(kind)
-            res = hit if hit is not None else self.run_and_record(tree, kind, on_output)
+            if hit is None:
+                hit = self.run(kind, on_output)
+                fresh.append(hit)
             if on_done is not None:
-                on_done(res)
-            results.append(res)
-            if not res.passed:
+                on_done(hit)
+            results.append(hit)
+            if not hit.passed:
                 break
+        if fresh:
+            notes.record_commands(self.store, tree, [r.to_note() for r in fresh])
         return results
 
     def run(self, kind: CommandKind, on_output: Callable[[str], None] | None = None) -> Result:
@@ -223,5 +229,5 @@ class Verifier:
         """run(), on a worktree that holds exactly tree (reset, no stray files), and the
         result recorded on tree, replacing an earlier one of the same command."""
         res = self.run(kind, on_output)
-        notes.record_command(self.store, tree, res.to_note())
+        notes.record_commands(self.store, tree, [res.to_note()])
         return res

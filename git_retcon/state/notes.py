@@ -246,10 +246,11 @@ def command_record(store: Store, tree: str, command: str) -> CommandRecord | Non
     return tree_commands(store, tree).get(command)
 
 
-def record_command(store: Store, tree: str, rec: CommandRecord) -> None:
-    """Record a command's result on tree, replacing an earlier one of the same command
-    and keeping every other command's (an older-shape note is rewritten in the new one)."""
+def record_commands(store: Store, tree: str, recs: list[CommandRecord]) -> None:
+    """Record commands' results on tree in one write, each replacing an earlier one of the
+    same command, keeping every other command's (an older-shape note is rewritten in the new one)."""
     records = tree_commands(store, tree)
-    records[rec["command"]] = rec
+    for rec in recs:
+        records[rec["command"]] = rec
     note: TreeNote = {"commands": records}
     store.write_note(TESTS_REF, tree, cast("dict[str, Any]", note))

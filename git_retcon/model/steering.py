@@ -2,6 +2,8 @@
 advice for the kind of mistake it keeps making, not a generic "try again"."""
 from __future__ import annotations
 
+import difflib
+import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol
@@ -86,7 +88,9 @@ class Steering:
             raise llm.CancelToolCall("this step has already ended")
         if tool is None:
             name = getattr(call, "name", "?")
-            text = f'there is no tool "{name}": the tools are {", ".join(self.tool_names)}'
+            meant = tool_meant(str(name), self.tool_names)
+            text = (f'there is no tool "{name}"' + (f": did you mean {meant}? Call it by that exact name" if meant
+                                                    else "") + f"; the tools are {', '.join(self.tool_names)}")
             self._failed(name, text, "tool")
             raise llm.CancelToolCall(text + self._steering())
 
@@ -109,6 +113,20 @@ class Steering:
             return ""
         return (f"\nSteering: {self.streak} calls in a row failed; {self.budget_left()} more "
                 f"failures end this step as stuck. {advice(self.kinds[-self.streak:])}")
+
+
+def tool_meant(name: str, names: Sequence[str]) -> str | None:
+    """The tool a name slightly off means: a namespace (`functions.apply_hunks`), another case
+    or separator (`ApplyHunks`, `read-diff`), a plural dropped (`apply_hunk`), a typo."""
+    plain = re.sub(r"^(functions|tools|tool|default_api)[.:/]+", "", name.strip())
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", plain).lower().replace("-", "_").replace(" ", "_")
+    if snake in names:
+        return snake
+    for real in names:
+        if snake.rstrip("s") == real.rstrip("s"):
+            return real
+    close = difflib.get_close_matches(snake, list(names), n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 def advice(kinds: list[ErrorKind]) -> str:

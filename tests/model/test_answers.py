@@ -114,6 +114,27 @@ def test_wrong_types_name_the_parameter_and_lists_may_be_strings(tmp_path, scrip
     assert repo.tree("clean") == repo.tree("feature")
 
 
+def test_a_tool_name_slightly_off_is_answered_with_the_tool_it_means(tmp_path, scripted):
+    """Mid-size models prefix a namespace, change the case, drop a plural or mistype: the
+    answer names the real tool, and the model that calls it then finishes the step."""
+    repo = small(tmp_path)
+    log = scripted({"1/extract": [
+        turn(call("functions.read_diff")),
+        turn(call("ApplyHunks", hunk_ids="$ids:")),
+        turn(call("apply_hunk", hunk_ids="$ids:")),
+        turn(call("git_commit", message="x")),
+        turn(call("apply_hunks", hunk_ids="$ids:")),
+        turn(call("create_commit")),
+    ]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    out = results(log)
+    assert 'there is no tool "functions.read_diff": did you mean read_diff? Call it by that exact name' in out[0]
+    assert "did you mean apply_hunks?" in out[1] and "did you mean apply_hunks?" in out[2]
+    assert 'there is no tool "git_commit"; the tools are read_diff, ' in out[3]
+    assert repo.tree("clean") == repo.tree("feature")
+
+
 def test_steering_after_failures_names_the_remedy_for_that_kind_of_error(tmp_path, scripted):
     repo = small(tmp_path)
     log = scripted({"1/extract": [

@@ -137,6 +137,7 @@ class Plan:
                 Mistake("text, not a call", lambda: say("Let me look at the remaining diff first."),
                         r"ended your turn"),
                 Mistake("page as a string", lambda: call("read_diff", page="1"), r"Remaining diff"),
+                Mistake("namespaced tool name", lambda: call("functions.read_diff"), r"did you mean read_diff\?"),
             ]
         if intent == "apply":
             return [
@@ -151,6 +152,9 @@ class Plan:
                 Mistake("call as code text", lambda: say(f"apply_hunks(hunk_ids={json.dumps(ids)})"), r"Not executed"),
                 Mistake("empty commit", lambda: call("create_commit", message=self.message), r"nothing to commit"),
                 Mistake("unknown tool", lambda: call("apply_patch", hunks=ids), r"there is no tool"),
+                Mistake("tool name in another case", lambda: call("ApplyHunks", hunk_ids=ids),
+                        r"did you mean apply_hunks\?"),
+                Mistake("plural dropped", lambda: call("apply_hunk", hunk_ids=ids), r"did you mean apply_hunks\?"),
                 Mistake("text, not a call", lambda: say("The hunks for this commit are clear; applying them."),
                         r"ended your turn"),
             ]

@@ -100,5 +100,6 @@ def test_over_many_seeds_every_step_ends_at_the_expected_tree(template, imperfec
     assert kinds == {"unknown tool", "missing file", "absolute path", "text, not a call", "page as a string",
                      "invented ids", "ids in an object", "call as JSON text", "call as code text", "empty commit",
                      "CRLF file", "no final newline", "message as an object", "commit as JSON text",
-                     "believes it committed"}, kinds
+                     "believes it committed", "namespaced tool name", "tool name in another case",
+                     "plural dropped"}, kinds
     assert sum(1 for m in made if m) > 2 * len(SEEDS)

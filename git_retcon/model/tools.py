@@ -22,6 +22,7 @@ from git_retcon.git.message import fix_message
 from git_retcon.git.plumbing import get_blob, get_commit, get_tree
 from git_retcon.model.args import ToolError, bind
 from git_retcon.model.invented import invented
+from git_retcon.model.nearest import nearest
 from git_retcon.model.steering import Steering
 from git_retcon.sandbox.runner import Verifier
 from git_retcon.sandbox.worktree import PathRefused, Worktree
@@ -213,8 +214,9 @@ class Session:
                 before, after, count = crlf, after.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"), 1
         if count != 1:
             if count == 0:
-                raise ToolError(f"old does not occur in {path}; nothing was changed: read_file({path!r}) and "
-                                "copy the text exactly, whitespace and all", "edit")
+                near = nearest(data, old)
+                raise ToolError(f"old does not occur in {path}; nothing was changed: copy the text exactly, "
+                                "whitespace and all" + (near or f" (read_file({path!r}) shows it)"), "edit")
             raise ToolError(f"old occurs {count} times in {path}; nothing was changed: include more of the "
                             "lines around it, so that it occurs once", "edit")
         edited = data.replace(before, after, 1)

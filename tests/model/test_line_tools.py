@@ -96,7 +96,8 @@ def test_edit_file_replaces_the_one_occurrence_and_says_when_there_is_not_one(ap
                            call("edit_file", path="util.py", old="", new="x"),
                            call("edit_file", path="../outside.py", old="a", new="b"),
                            call("edit_file", path="nope.py", old="a", new="b"),
-                           call("edit_file", path="util.py", old=ONE, new=ONE + TWO)),
+                           call("edit_file", path="util.py", old=ONE, new=ONE + TWO),
+                           call("edit_file", path="util.py", old="def one():\n  return 0 + 1\n", new="x")),
                       turn(call("create_commit", message="util: add two()"))],
         "2/extract": [turn(call("apply_hunks", hunk_ids="$ids:")),
                       turn(call("read_diff")),
@@ -114,6 +115,11 @@ def test_edit_file_replaces_the_one_occurrence_and_says_when_there_is_not_one(ap
     assert results[5].startswith("Error: nope.py: no such file")
     # ONE no longer occurs (its return was edited): the model is told, nothing changes.
     assert results[6].startswith("Error: old does not occur")
+    # The answer quotes the file's nearest lines, to copy exactly without reading it all again.
+    assert ("old is nearest to these lines of the file, from line 1:\ndef one():\n"
+            "    return 0 + 1\n") in results[6], results[6]
+    assert "old differs from it only in whitespace (indentation, tabs, trailing spaces); the file has, " \
+           "from line 1:\ndef one():\n    return 0 + 1\n" in results[7], results[7]
     assert appended.git("show", "feature-clean~1:list.txt") == "a\nB\nb2\nc"
     # The remaining diff undoes what the source does not have: commit 2 took it back.
     assert appended.tree("feature-clean") == appended.tree("feature")

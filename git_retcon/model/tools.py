@@ -270,9 +270,11 @@ class Session:
 
     def _layout_warning(self, rel: str, data: bytes) -> str:
         """Content that equals the source's version but for line endings or the final
-        newline passes builds and tests and is still wrong: say so."""
+        newline passes builds and tests and is still wrong: say so. Compared as committed:
+        the blob git add stores (through eol and clean filters) against the source's blob."""
         try:
             source = bytes(get_blob(self.wt.repo, (get_tree(self.wt.repo, self.source_tree) / rel).id).data)
+            data = bytes(get_blob(self.wt.repo, self.wt.index[self.wt.rel(rel)].id).data)
         except (KeyError, TypeError, ValueError):   # not in the source, or not a file there
             return ""
         if data == source:

@@ -3,6 +3,8 @@ clean/smudge), so a committed blob is what `git add` stores and a build sees wha
 checkout gives."""
 from __future__ import annotations
 
+import json
+
 from testing.flow import call, retcon, take, turn
 from testing.gitrepo import GitRepo
 
@@ -45,7 +47,7 @@ def test_applied_and_written_files_go_through_the_filters(tmp_path, scripted):
     assert repo.git("cat-file", "-p", "feature:secret.sec") == "cynva\nuryyb"   # the clean form
     (tmp_path / "spec.toml").write_text(SPEC)
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
-    scripted({"1/extract": take("secret.sec"),
+    log = scripted({"1/extract": take("secret.sec"),
               "2/extract": [turn(call("apply_hunks", hunk_ids="$ids:notes.txt")),
                             # What read_file shows the model, and what it writes back: CRLF.
                             turn(call("write_file", path="hand.txt", content="by\r\nhand\r\n")),
@@ -54,6 +56,9 @@ def test_applied_and_written_files_go_through_the_filters(tmp_path, scripted):
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 3 and "nothing left" in res.err, res.text
     assert repo.tree("feature-clean") == repo.tree("feature")
+    # CRLF is what eol=crlf checks out, and git add stores LF, as the source has: no warning.
+    wrote = [r for ln in log.read_text().splitlines() for r in json.loads(ln)["results"] if r.startswith("Wrote")]
+    assert wrote == ["Wrote hand.txt (10 characters)."], wrote
     # The worktree holds what a checkout of the cleaned branch holds, and git sees no change.
     wt = GitRepo(repo.path / ".git" / "retcon" / "worktrees" / "feature-clean")
     assert (wt.path / "secret.sec").read_bytes() == b"plain\nhello\n"

@@ -24,7 +24,7 @@ from pathlib import Path
 import pygit2
 
 from git_retcon.errors import RetconError
-from git_retcon.git.plumbing import common_dir, find_commit, first_parent_chain, fork_point, full_sha
+from git_retcon.git.plumbing import common_dir, find_commit, first_parent_chain, fork_point, full_sha, signature
 
 HEADS = "refs/heads/"
 SPEC_PREFIX = "refs/retcon/"
@@ -163,6 +163,24 @@ def _created_by_us(repo: pygit2.Repository, branch: str) -> bool:
         return False
     return bool(entries) and entries[-1].oid_old == pygit2.Oid(hex="0" * 40) and \
         (entries[-1].message or "").startswith("retcon")
+
+
+def ensure_reflog(repo: pygit2.Repository, name: str, new: str, message: str) -> None:
+    """The entry that creating ref `name` at `new` leaves in its reflog, written here when
+    git wrote none (core.logAllRefUpdates off; libgit2 then writes no reflog at all): a
+    branch's reflog is how git-retcon knows a branch at the merge base is one it made."""
+    try:
+        if list(repo.references[name].log()):
+            return
+        who = signature(repo.path, "COMMITTER")
+        sign = "-" if who.offset < 0 else "+"
+        tz = f"{sign}{abs(who.offset) // 60:02d}{abs(who.offset) % 60:02d}"
+        path = common_dir(repo) / "logs" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as f:
+            f.write(f"{'0' * 40} {new} {who.name} <{who.email}> {who.time} {tz}\t{message}\n")
+    except (KeyError, OSError, pygit2.GitError):
+        pass   # no proof then: the next run refuses the branch and says what to do
 
 
 def foreign(repo: pygit2.Repository, spec: str, branch: str, base: str | None, recorded: Sequence[str],

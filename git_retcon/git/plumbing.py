@@ -287,24 +287,6 @@ def cas_ref(repo: pygit2.Repository, name: str, new: str | None, old: str | None
                                                      else text)) from None
 
 
-def ensure_reflog(repo: pygit2.Repository, name: str, new: str, message: str) -> None:
-    """The entry that creating ref `name` at `new` leaves in its reflog, written here when
-    git wrote none (core.logAllRefUpdates off; libgit2 then writes no reflog at all): a
-    branch's reflog is how git-retcon knows a branch at the merge base is one it made."""
-    try:
-        if list(repo.references[name].log()):
-            return
-        who = signature(repo.path, "COMMITTER")
-        sign = "-" if who.offset < 0 else "+"
-        tz = f"{sign}{abs(who.offset) // 60:02d}{abs(who.offset) % 60:02d}"
-        path = common_dir(repo) / "logs" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as f:
-            f.write(f"{'0' * 40} {new} {who.name} <{who.email}> {who.time} {tz}\t{message}\n")
-    except (KeyError, OSError, pygit2.GitError):
-        pass   # no proof then: the next run refuses the branch and says what to do
-
-
 def _lock_held(text: str) -> bool:
     """Whether libgit2 failed because another writer holds the ref's lock file (its words:
     "failed to lock file 'X.lock' for writing", "failed to create locked file 'X.lock': File exists")."""

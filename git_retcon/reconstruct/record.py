@@ -13,7 +13,7 @@ from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
 from git_retcon.git import ownership
 from git_retcon.git.message import cleanup
-from git_retcon.git.plumbing import cas_ref, ensure_reflog, full_sha, short, signature
+from git_retcon.git.plumbing import cas_ref, full_sha, short, signature
 from git_retcon.model.tools import Outcome
 from git_retcon.reconstruct.context import Branches, Run, Work
 from git_retcon.rework import Brief
@@ -29,7 +29,7 @@ def move_branch(repo: pygit2.Repository, cleaned: str, new: str, old: str | None
     ownership.refuse_checked_out(repo, cleaned)
     cas_ref(repo, ownership.branch_ref(cleaned), new, old, f"retcon: {why}")
     if old is None and new is not None:
-        ensure_reflog(repo, ownership.branch_ref(cleaned), new, f"retcon: {why}")
+        ownership.ensure_reflog(repo, ownership.branch_ref(cleaned), new, f"retcon: {why}")
 
 
 def recorded(repo: pygit2.Repository, spec: specmod.Spec) -> list[str]:

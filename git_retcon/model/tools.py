@@ -19,9 +19,10 @@ import llm
 from git_retcon import diff as hunks
 from git_retcon.errors import RetconError, machine_error
 from git_retcon.git.message import fix_message
-from git_retcon.git.plumbing import get_blob, get_commit, get_tree
+from git_retcon.git.plumbing import get_commit
 from git_retcon.model.args import ToolError, bind
 from git_retcon.model.invented import invented
+from git_retcon.model.layout import layout_warning
 from git_retcon.model.nearest import nearest
 from git_retcon.model.steering import Steering
 from git_retcon.sandbox.runner import Verifier
@@ -192,7 +193,7 @@ class Session:
         rel = self.path(path)
         data = content.encode("utf-8")
         self._guard(lambda: self.wt.write(rel, data), rel)
-        return f"Wrote {rel} ({len(content)} characters)." + self._layout_warning(rel, data)
+        return f"Wrote {rel} ({len(content)} characters)." + layout_warning(self.wt, self.source_tree, rel)
 
     def edit_file(self, path: str, old: str, new: str) -> str:
         """Replace the one occurrence of `old` in a worktree file with `new`: copy `old` exactly, with
@@ -267,32 +268,6 @@ class Session:
         return "Recorded. This step is done."
 
     # -- plumbing ------------------------------------------------------------
-
-    def _layout_warning(self, rel: str, data: bytes) -> str:
-        """Content that equals the source's version but for line endings or the final
-        newline passes builds and tests and is still wrong: say so. Compared as committed:
-        the blob git add stores (through eol and clean filters) against the source's blob."""
-        try:
-            source = bytes(get_blob(self.wt.repo, (get_tree(self.wt.repo, self.source_tree) / rel).id).data)
-            data = bytes(get_blob(self.wt.repo, self.wt.index[self.wt.rel(rel)].id).data)
-        except (KeyError, TypeError, ValueError):   # not in the source, or not a file there
-            return ""
-        if data == source:
-            return ""
-        crlf = b"\r\n" in data and b"\r\n" not in source
-        if data.replace(b"\r\n", b"\n") == source.replace(b"\r\n", b"\n"):
-            ending = "CRLF (\\r\\n)" if crlf else "LF (\\n)"
-            want = "LF (\\n)" if crlf else "CRLF (\\r\\n)"
-            return (f"\nWarning: {rel} now differs from the source branch's version only in line endings: "
-                    f"you wrote {ending}, the source has {want}. Write it again with the source's line "
-                    "endings, or take the source's hunks with apply_hunks.")
-        if data.rstrip(b"\r\n") == source.rstrip(b"\r\n"):
-            has = source.endswith(b"\n")
-            return (f"\nWarning: {rel} now differs from the source branch's version only in the final newline: "
-                    + ("the source ends with a newline and yours does not" if has else
-                       "yours ends with a newline and the source does not")
-                    + ". Write it again exactly, or take the source's hunks with apply_hunks.")
-        return ""
 
     def _run(self, kind: CommandKind) -> str:
         if not self.verifier.configured(kind):

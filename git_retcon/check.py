@@ -91,9 +91,9 @@ def verify(store: Store, stored: Stored, allow_wip: bool = False, rerun: bool = 
     if rerun:
         v.add(*_rerun(store, stored, progress or (lambda _text: None)))
     v.add(*_tests_item(store, stored))
-    wip = [s for s in chain if is_fix(get_commit(repo, s).message or "")]
-    kinds = "/".join(sorted({p.strip() for s in wip for p in FIX_PREFIXES
-                             if (get_commit(repo, s).message or "").startswith(p)}))
+    fixes = {s: m for s in chain if is_fix(m := get_commit(repo, s).message or "")}
+    wip = list(fixes)
+    kinds = "/".join(sorted({p.strip() for m in fixes.values() for p in FIX_PREFIXES if m.startswith(p)}))
     if wip and not allow_wip:
         v.add(False, f"{plural(len(wip), f'{kinds} commit')} left ({', '.join(short(s) for s in wip[:5])}): "
                      f"squash them into their logical commits, or pass --allow-wip")

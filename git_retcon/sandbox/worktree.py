@@ -125,13 +125,13 @@ class Worktree:
         """Whether the worktree is exactly commit already: HEAD there, and git status (one scan,
         where reset and clean take two) finds nothing staged, modified or untracked. The usual
         case after a build and a test, which leave only ignored files (kept warm), if any."""
-        if self._unsaved or str(self.repo.head.target) != commit:
-            return False
         try:
+            if self._unsaved or str(self.repo.head.target) != commit:
+                return False
             return git(self.path, "status", "--porcelain", "-z", "--untracked-files=normal", "--no-renames",
                        "--ignore-submodules=none") == ""
-        except RetconError:
-            return False   # whatever stopped status: reset and clean say it plainly
+        except (RetconError, pygit2.GitError):
+            return False   # whatever stopped HEAD or status: reset and clean say it plainly
 
     def make_exact(self) -> None:
         """Files exactly the index's tree again, nothing untracked left (ignored files

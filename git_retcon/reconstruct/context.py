@@ -19,7 +19,7 @@ from git_retcon.model.step import DEFAULT_CHAIN_LIMIT
 from git_retcon.sandbox.runner import Verifier
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import spec as specmod
-from git_retcon.state.notes import Usage
+from git_retcon.state.notes import CommitNote, Usage
 from git_retcon.state.store import Store, Stored
 from git_retcon.ui import UI
 
@@ -74,6 +74,9 @@ class Run:
     tally: Tally = field(default_factory=Tally)
     remaining: RemainingDiff | None = None   # the remaining diff, kept up to date across steps
     exchanges: ExchangeLog | None = None   # for `llm logs`; made from opts.log on first use
+    # Notes of commits this run made, with what their step spent, not written yet: they go out
+    # with the commit's build and test verdicts, one note write instead of two per commit.
+    unwritten: dict[str, CommitNote] = field(default_factory=dict)
 
     def exchange_log(self) -> ExchangeLog:
         if self.exchanges is None:

@@ -80,6 +80,7 @@ def reconstruct(run: Run) -> None:
             stop = "budget" if isinstance(exc, BudgetStop) else "stuck" if isinstance(exc, StuckStop) else "error"
             raise
         finally:
+            record.write_unwritten(run)
             if stop != "complete":   # the closing report says it otherwise
                 report.tokens(run)
             record.run_totals(run, stored, model.model_id, stop)

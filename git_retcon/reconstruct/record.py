@@ -159,17 +159,37 @@ def complete(w: Work) -> None:
 
 
 def spent(w: Work, outcome: Outcome, spent: notes.Usage, retries: int, seconds: float) -> None:
-    """What a step spent (tokens, calls, its wall time): on the note of the commit it made,
-    else on the spec chain."""
+    """What a step spent (tokens, calls, its wall time): on the note of the commit it made (kept
+    in memory until its verdicts are noted, see `commit_note`), else on the spec chain."""
     if outcome.commit:
-        note = notes.read_commit(w.run.store, outcome.commit)
+        note = commit_note(w.run, outcome.commit)
         if note is None:   # create_commit wrote it; only a hand-deleted note is missing
             note = notes.new_commit(w.run.name, w.k + 1, "initial", 1)
         fill_spent(note, spent, retries, seconds)
-        notes.write_commit(w.run.store, outcome.commit, note)
+        w.run.unwritten[outcome.commit] = note
     elif spent["calls"]:
         notes.add_spent(w.run.store, w.stored.commit, {"index": w.k + 1, "why": outcome.kind, **spent,
                                                       "seconds": round(seconds, 3)})
+
+
+def commit_note(run: Run, sha: str) -> notes.CommitNote | None:
+    """sha's note as it will be written: the one held back by `spent`, else the stored one.
+    The caller that writes it takes it out of `run.unwritten` (`take_note`)."""
+    return run.unwritten.get(sha) or notes.read_commit(run.store, sha)
+
+
+def take_note(run: Run, sha: str) -> notes.CommitNote | None:
+    """sha's note, to be written by the caller now: no longer held back."""
+    held = run.unwritten.pop(sha, None)
+    return held if held is not None else notes.read_commit(run.store, sha)
+
+
+def write_unwritten(run: Run) -> None:
+    """Write the notes still held back (a run that stops before their verdicts: stuck, an error,
+    Ctrl-C). A kill loses only what their steps spent, never a commit or a result."""
+    while run.unwritten:
+        sha, note = run.unwritten.popitem()
+        notes.write_commit(run.store, sha, note)
 
 
 def fill_spent(note: notes.CommitNote, spent: notes.Usage, retries: int, seconds: float) -> None:

@@ -7,6 +7,7 @@ from git_retcon import diff as hunks
 from git_retcon import rework
 from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import get_commit, short
+from git_retcon.reconstruct import record
 from git_retcon.reconstruct.context import Branches, Run, Work
 from git_retcon.sandbox.runner import Result, Verifier
 from git_retcon.sandbox.worktree import Worktree
@@ -105,8 +106,9 @@ def tree_failure(w: Work, tree: str) -> rework.Failure | None:
 
 
 def _note_results(w: Work, tip: str, results: list[Result]) -> None:
-    """The build/test verdicts go into the tested commit's own note too."""
-    note = notes.read_commit(w.run.store, tip)
+    """The build/test verdicts go into the tested commit's own note too (with what its step spent,
+    held back until now: one write)."""
+    note = record.take_note(w.run, tip)
     if note is None or note.get("spec") != w.run.name:
         return
     for kind in notes.COMMAND_KINDS:

@@ -105,6 +105,9 @@ def test_fix_loop_makes_a_wip_commit_from_the_remaining_diff(tmp_path, scripted)
     assert (run["model"], run["stop"]) == ("scripted", "complete")
     assert sorted(run["tokens"]) == ["calls", "input", "output"] and sorted(run["commits"]) == ["1", "2"]
     assert run["tokens"]["input"] == sum(c["input"] for c in run["commits"].values())
+    # Two note writes per created commit (made; then its verdicts with what its step spent), and the
+    # run's totals: each write is a notes commit, so three commits cost 7, not 10.
+    assert repo.git("rev-list", "--count", "refs/notes/retcon") == "7"
 
 
 def test_stuck_then_resolve_then_resume(project, scripted):

@@ -16,6 +16,7 @@ from pygit2.enums import FileMode
 from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
 from git_retcon.git.plumbing import clean_env, common_dir, git, main_workdir, make_commit
+from git_retcon.sandbox.watch import Watch
 from git_retcon.state.store import safe_name
 
 # Marker in the admin dir: the worktree was made to the end (a kill before leaves none).
@@ -44,6 +45,10 @@ class Worktree:
         # files): no command ran since the last reset, and the tools keep both in step.
         self.exact = False
         self._autocrlf: bool | None = None
+        # The commit the worktree was exactly when commands started to run, watched since
+        # (inotify): if nothing but ignored files changed, it still is, with no scan.
+        self._clean_at: str | None = None
+        self._watch: Watch | None | bool = False   # False: not opened yet; None: not available
 
     @classmethod
     def location(cls, repo: pygit2.Repository, name: str) -> Path:
@@ -115,6 +120,7 @@ class Worktree:
         if not self._as_left(commit):
             git(self.path, *_NO_HOOKS, "reset", "--quiet", "--hard", commit)
             git(self.path, "clean", "-fdq")
+        self._clean_at = None
         self.index.read(True)
         self._unsaved = False
         self.synced = commit
@@ -128,6 +134,8 @@ class Worktree:
         try:
             if self._unsaved or str(self.repo.head.target) != commit:
                 return False
+            if self._clean_at == commit and isinstance(self._watch, Watch) and not self._watch.changed():
+                return True   # the commands touched nothing but ignored files: no scan
             return git(self.path, "status", "--porcelain", "-z", "--untracked-files=normal", "--no-renames",
                        "--ignore-submodules=none") == ""
         except (RetconError, pygit2.GitError):
@@ -141,15 +149,28 @@ class Worktree:
         self.save_index()
         git(self.path, *_NO_HOOKS, "read-tree", "--reset", "-u", self.tree())
         git(self.path, "clean", "-fdq")
+        self._clean_at = None
         self.index.read(True)
         self.exact = True
 
     def touched_by_command(self) -> None:
         """A build or test is about to run here: it sees the index file, and it may
-        leave files behind."""
+        leave files behind (watched from the first command on, when the worktree is
+        exactly a commit then)."""
         self.save_index()
+        if self._clean_at is None and self.synced is not None and self.exact and not self.edited:
+            watch = self._watcher()
+            if watch is not None:
+                watch.arm()
+                self._clean_at = self.synced
         self.synced = None
         self.exact = False
+
+    def _watcher(self) -> Watch | None:
+        if self._watch is False:
+            self._watch = Watch.open(self.path, Path(self.repo.path), lambda rel: bool(self.repo.path_is_ignored(rel)),
+                                     lambda rel: rel in self.index)
+        return self._watch if isinstance(self._watch, Watch) else None
 
     def save_index(self) -> None:
         """Write the index file once for all the tools' edits since the last write."""

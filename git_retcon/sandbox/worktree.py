@@ -117,15 +117,28 @@ class Worktree:
         make a build pass that the commit alone would not); ignored ones stay warm."""
         if self.synced == commit and not self.edited:
             return
-        if not self._as_left(commit):
-            git(self.path, *_NO_HOOKS, "reset", "--quiet", "--hard", commit)
-            git(self.path, "clean", "-fdq")
+        watched = self._clean_at == commit and self._untouched(commit)
         self._clean_at = None
-        self.index.read(True)
+        if not watched:
+            if not self._as_left(commit):
+                git(self.path, *_NO_HOOKS, "reset", "--quiet", "--hard", commit)
+                git(self.path, "clean", "-fdq")
+            # git wrote the index file (a reset, or status refreshing its stat data): read it
+            # back, or a later write of ours would put stale stat data in it.
+            self.index.read(True)
         self._unsaved = False
         self.synced = commit
         self.edited = False
         self.exact = True
+
+    def _untouched(self, commit: str) -> bool:
+        """Whether the commands run since the worktree was exactly commit touched nothing but
+        ignored files (no file, no index, no HEAD): inotify says, with no scan and no re-read."""
+        try:
+            return (not self._unsaved and isinstance(self._watch, Watch) and not self._watch.changed()
+                    and str(self.repo.head.target) == commit)
+        except pygit2.GitError:
+            return False
 
     def _as_left(self, commit: str) -> bool:
         """Whether the worktree is exactly commit already: HEAD there, and git status (one scan,
@@ -134,8 +147,6 @@ class Worktree:
         try:
             if self._unsaved or str(self.repo.head.target) != commit:
                 return False
-            if self._clean_at == commit and isinstance(self._watch, Watch) and not self._watch.changed():
-                return True   # the commands touched nothing but ignored files: no scan
             return git(self.path, "status", "--porcelain", "-z", "--untracked-files=normal", "--no-renames",
                        "--ignore-submodules=none") == ""
         except (RetconError, pygit2.GitError):

@@ -17,8 +17,12 @@ from git_retcon.state.notes import CommandKind
 from git_retcon.state.store import Store, safe_name
 
 
+def _pools(repo: pygit2.Repository) -> Path:
+    return common_dir(repo) / "retcon" / "pool"
+
+
 def _root(repo: pygit2.Repository, spec: str) -> Path:
-    return common_dir(repo) / "retcon" / "pool" / safe_name(spec)
+    return _pools(repo) / safe_name(spec)
 
 
 class PoolWorktree(Worktree):
@@ -26,7 +30,7 @@ class PoolWorktree(Worktree):
 
     @classmethod
     def location(cls, repo: pygit2.Repository, name: str) -> Path:
-        return common_dir(repo) / "retcon" / "pool" / name
+        return _pools(repo) / name
 
 
 def pool_name(spec: str, i: int) -> str:

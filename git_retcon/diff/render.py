@@ -1,8 +1,11 @@
 """The remaining diff as text: read_diff's pages, the prompts' hunk index, assigned ids."""
 from __future__ import annotations
 
+import bisect
+import functools
 import itertools
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from git_retcon.diff.hunk import (
     MODE_GITLINK,
@@ -138,7 +141,22 @@ def _filtered(hunks: list[Hunk], path_prefix: str) -> list[Hunk]:
     prefix = prefix.lstrip("/")
     if prefix in ("", "."):
         return list(hunks)
-    return [h for h in hunks if h.path.startswith(prefix) or (h.old_path or "").startswith(prefix)]
+    paths, order = _path_index(tuple(h.path for h in hunks))
+    # The hunks whose path begins with prefix are one run of the sorted paths: no scan of them all
+    # at every read_diff (a run asks several times per commit, of a remaining diff that shrinks
+    # with each); a rename is also found by its old path.
+    at = bisect.bisect_left(paths, prefix)
+    end = bisect.bisect_left(paths, prefix + "\U0010ffff", at)
+    picked = set(order[at:end])
+    picked.update(i for i, h in enumerate(hunks) if h.old_path and h.old_path.startswith(prefix))
+    return [hunks[i] for i in sorted(picked)]
+
+
+@functools.lru_cache(maxsize=4)
+def _path_index(paths: tuple[str, ...]) -> tuple[list[str], list[int]]:
+    """The paths sorted, and where each sorted one stands in `paths`."""
+    order = sorted(range(len(paths)), key=paths.__getitem__)
+    return [paths[i] for i in order], order
 
 
 def render(hunks: list[Hunk], *, path_prefix: str = "", page: int = 1, budget: int = 24000) -> str:
@@ -244,16 +262,8 @@ def index_lines(hunks: list[Hunk], *, budget: int = 12000) -> str:
 
     final = "call read_diff(path=...) for details"
     rows: list[str] = []
-    for depth in (3, 2, 1):
-        groups: dict[str, list[Hunk]] = {}
-        for h in hunks:
-            parts = h.path.split("/")[:-1][:depth]
-            groups.setdefault("/".join(parts) + "/" if parts else "(top level)", []).append(h)
-        rows = [
-            f"{d}: {len({h.path for h in hs})} files, {len(hs)} hunks "
-            f"+{sum(h.added_lines for h in hs)} -{sum(h.removed_lines for h in hs)}"
-            for d, hs in groups.items()
-        ]
+    for groups in _by_directory(files, (3, 2, 1)):
+        rows = [f"{d}: {len(g.files)} files, {g.hunks} hunks +{g.added} -{g.removed}" for d, g in groups.items()]
         text = "\n".join([lead + ", by directory:", *rows, final])
         if len(text) <= budget:
             return text
@@ -275,6 +285,32 @@ def index_lines(hunks: list[Hunk], *, budget: int = 12000) -> str:
 
 
 ASSIGNED_BUDGET = 12000
+
+
+@dataclass
+class _Group:
+    files: set[str] = field(default_factory=set)
+    hunks: int = 0
+    added: int = 0
+    removed: int = 0
+
+
+def _by_directory(files: dict[str, list[Hunk]], depths: tuple[int, ...]) -> list[dict[str, _Group]]:
+    """Per depth, each directory's files, hunks and lines, in one pass over the files."""
+    out: list[dict[str, _Group]] = [{} for _ in depths]
+    for path, hs in files.items():
+        parts = path.split("/")[:-1]
+        added, removed = sum(h.added_lines for h in hs), sum(h.removed_lines for h in hs)
+        for groups, depth in zip(out, depths, strict=True):
+            key = "/".join(parts[:depth]) + "/" if parts else "(top level)"
+            g = groups.get(key)
+            if g is None:
+                g = groups[key] = _Group()
+            g.files.add(path)
+            g.hunks += len(hs)
+            g.added += added
+            g.removed += removed
+    return out
 
 
 def _within(budget: int, lines: Iterable[str]) -> str | None:

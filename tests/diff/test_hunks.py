@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import re
@@ -438,6 +439,20 @@ def test_render_prefix_empty_and_huge_hunk(repo):
     assert len(text) <= 5000
     assert "lines omitted" in text and f"apply_hunks(['{hb[0].id}'])" in text
     assert "@@ -1,0 +2,2000 @@" in text
+
+
+def test_render_prefix_takes_what_a_scan_would_in_its_order(repo):
+    """read_diff's path filter finds its hunks by bisection over sorted paths: the same hunks,
+    in the same order, as testing every path (and every rename's old path) for the prefix."""
+    rb = _many(repo, files=12, per_file=2)
+    hs = rb.remaining()
+    renamed = dataclasses.replace(hs[0], path="zz/new.py", old_path="src/m03/old.py")   # a rename's old path
+    hs = [*hs[:5], renamed, *hs[5:]]
+    for prefix in ("src/", "src/m1", "src/m10/", "src/m03", "docs", "d", "zz/", "src/m03/old", "nope", "s"):
+        want = [h.path for h in hs if h.path.startswith(prefix) or (h.old_path or "").startswith(prefix)]
+        text = H.render(hs, path_prefix=prefix, budget=10 ** 7)
+        shown = [line.split()[2] for line in text.splitlines() if line.startswith("hunk ")]
+        assert shown == want, prefix
 
 
 def test_index_lines_levels_and_budget(repo):

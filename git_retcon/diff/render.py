@@ -5,7 +5,6 @@ import bisect
 import functools
 import itertools
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from git_retcon.diff.hunk import (
     MODE_GITLINK,
@@ -26,8 +25,11 @@ def stat(hunks: list[Hunk]) -> tuple[int, int, int]:
 
 
 def _summary(hunks: list[Hunk]) -> str:
-    files, added, removed = stat(hunks)
-    return (f"{len(hunks)} hunk{'s' if len(hunks) != 1 else ''} in {files} file{'s' if files != 1 else ''} "
+    return _summary_text(len(hunks), *stat(hunks))
+
+
+def _summary_text(hunks: int, files: int, added: int, removed: int) -> str:
+    return (f"{hunks} hunk{'s' if hunks != 1 else ''} in {files} file{'s' if files != 1 else ''} "
             f"(+{added} -{removed} lines)")
 
 
@@ -243,27 +245,44 @@ def index_lines(hunks: list[Hunk], *, budget: int = 12000) -> str:
         return _fit("no remaining changes", budget)
     # Each form is built only as far as the budget: a long remaining diff is not rendered
     # in full at every step only to be dropped.
-    per_hunk = _within(budget, (
-        f"{h.id} {h.path} {h.kind} +{h.added_lines} -{h.removed_lines} {_trim(_first_change(h))}".rstrip()
-        for h in hunks))
-    if per_hunk is not None:
-        return per_hunk
+    # A form whose shortest possible lines already pass the budget is not built at all (an id
+    # shows at least 4 characters, a kind 3, each count 2; the lines are joined by newlines).
+    if sum(len(h.path) for h in hunks) + len(hunks) * 16 - 1 <= budget:
+        per_hunk = _within(budget, (
+            f"{h.id} {h.path} {h.kind} +{h.added_lines} -{h.removed_lines} {_trim(_first_change(h))}".rstrip()
+            for h in hunks))
+        if per_hunk is not None:
+            return per_hunk
 
-    lead = f"{_summary(hunks)}"
     files: dict[str, list[Hunk]] = {}
     for h in hunks:
         files.setdefault(h.path, []).append(h)
-    per_file = _within(budget, itertools.chain(
-        [lead + ", by file:"],
-        (f"{p}: {len(hs)} hunk{'s' if len(hs) != 1 else ''} +{sum(h.added_lines for h in hs)} "
-         f"-{sum(h.removed_lines for h in hs)} ids: {' '.join(h.id for h in hs)}" for p, hs in files.items())))
-    if per_file is not None:
-        return per_file
+    # Each file's hunks and lines, counted once for the summary and every form below.
+    sizes = [(p, len(hs), sum(h.added_lines for h in hs), sum(h.removed_lines for h in hs)) for p, hs in files.items()]
+    lead = _summary_text(len(hunks), len(files), sum(s[2] for s in sizes), sum(s[3] for s in sizes))
+    if sum(len(p) + 20 for p in files) + len(hunks) * 5 <= budget:
+        per_file = _within(budget, itertools.chain(
+            [lead + ", by file:"],
+            (f"{p}: {n} hunk{'s' if n != 1 else ''} +{a} -{r} ids: {' '.join(h.id for h in files[p])}"
+             for p, n, a, r in sizes)))
+        if per_file is not None:
+            return per_file
 
     final = "call read_diff(path=...) for details"
     rows: list[str] = []
-    for groups in _by_directory(files, (3, 2, 1)):
-        rows = [f"{d}: {len(g.files)} files, {g.hunks} hunks +{g.added} -{g.removed}" for d, g in groups.items()]
+    for depth in (3, 2, 1):
+        groups: dict[str, list[int]] = {}   # directory: [files, hunks, added, removed]
+        for p, n, a, r in sizes:
+            key = _directory(p, depth)
+            g = groups.get(key)
+            if g is None:
+                groups[key] = [1, n, a, r]
+            else:
+                g[0] += 1
+                g[1] += n
+                g[2] += a
+                g[3] += r
+        rows = [f"{d}: {g[0]} files, {g[1]} hunks +{g[2]} -{g[3]}" for d, g in groups.items()]
         text = "\n".join([lead + ", by directory:", *rows, final])
         if len(text) <= budget:
             return text
@@ -287,30 +306,11 @@ def index_lines(hunks: list[Hunk], *, budget: int = 12000) -> str:
 ASSIGNED_BUDGET = 12000
 
 
-@dataclass
-class _Group:
-    files: set[str] = field(default_factory=set)
-    hunks: int = 0
-    added: int = 0
-    removed: int = 0
-
-
-def _by_directory(files: dict[str, list[Hunk]], depths: tuple[int, ...]) -> list[dict[str, _Group]]:
-    """Per depth, each directory's files, hunks and lines, in one pass over the files."""
-    out: list[dict[str, _Group]] = [{} for _ in depths]
-    for path, hs in files.items():
-        parts = path.split("/")[:-1]
-        added, removed = sum(h.added_lines for h in hs), sum(h.removed_lines for h in hs)
-        for groups, depth in zip(out, depths, strict=True):
-            key = "/".join(parts[:depth]) + "/" if parts else "(top level)"
-            g = groups.get(key)
-            if g is None:
-                g = groups[key] = _Group()
-            g.files.add(path)
-            g.hunks += len(hs)
-            g.added += added
-            g.removed += removed
-    return out
+@functools.lru_cache(maxsize=65536)
+def _directory(path: str, depth: int) -> str:
+    """The index's row for path at depth: its first `depth` directories."""
+    parts = path.split("/")[:-1][:depth]
+    return "/".join(parts) + "/" if parts else "(top level)"
 
 
 def _within(budget: int, lines: Iterable[str]) -> str | None:

@@ -274,6 +274,13 @@ def _cost(calls: list[Call]) -> int:
 def cheapest(repo: pygit2.Repository, w_tree: str, t_tree: str, s_tree: str, after: bool) -> list[Call]:
     """The calls that turn the worktree (w_tree) into t_tree, taking from the source (s_tree)."""
     remaining = H.remaining(repo, w_tree, s_tree)
+    names = H.short_ids(h.id for h in remaining)
+
+    def shown(item: str) -> str:
+        """The item as a model copies it from read_diff: the id abbreviated (after: read_diff shows them so)."""
+        hid, colon, sel = item.partition(":")
+        return names[hid] + colon + sel if after else item
+
     items: list[str] = []
     calls: list[Call] = []
     done: set[str] = set()
@@ -324,10 +331,10 @@ def cheapest(repo: pygit2.Repository, w_tree: str, t_tree: str, s_tree: str, aft
                     options.append((taken, edits))
         if not options:
             options.append(([], [("write_file", {"path": path, "content": _text(t)})]))
-        best = min(options, key=lambda o: len(json.dumps(o[0])) + _cost(o[1]))
+        best = min(options, key=lambda o: len(json.dumps([shown(i) for i in o[0]])) + _cost(o[1]))
         items += best[0]
         calls += best[1]
-    return ([("apply_hunks", {"hunk_ids": items})] if items else []) + calls
+    return ([("apply_hunks", {"hunk_ids": [shown(i) for i in items]})] if items else []) + calls
 
 
 def _text(data: bytes) -> str:

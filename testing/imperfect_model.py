@@ -33,7 +33,7 @@ from git_retcon.model.paths import field as prompt_field
 from git_retcon.model.paths import matches, user_text
 from testing.scripted_model import ModelPlugin, step_keys
 
-INDEX_LINE = re.compile(r"^([0-9a-f]{10}) (\S+) (\w+) \+", re.M)
+INDEX_LINE = re.compile(r"^([0-9a-f]{6,10}) (\S+) (\w+) \+", re.M)
 P_MISTAKE = 0.5          # before an intent
 P_AGAIN = 0.2            # once more, right after a corrected mistake
 

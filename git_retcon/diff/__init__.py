@@ -16,6 +16,7 @@ from git_retcon.diff.hunk import (
     Hunk,
     split_lines,
 )
+from git_retcon.diff.ids import expand, short_ids, shorten
 from git_retcon.diff.remaining import RemainingDiff, remaining
 from git_retcon.diff.render import ASSIGNED_BUDGET, assigned_text, index_lines, render, stat
 from git_retcon.diff.select import Item, SelectionError, parse_items, resolve, select, selectable
@@ -35,6 +36,7 @@ __all__ = [
     "SelectionError",
     "apply",
     "assigned_text",
+    "expand",
     "index_lines",
     "parse_items",
     "remaining",
@@ -42,6 +44,8 @@ __all__ = [
     "resolve",
     "select",
     "selectable",
+    "short_ids",
+    "shorten",
     "split_lines",
     "stat",
 ]

@@ -15,6 +15,7 @@ from git_retcon.diff.hunk import (
     is_text_entry,
     split_lines,
 )
+from git_retcon.diff.ids import short_ids
 from git_retcon.diff.select import selectable
 
 
@@ -78,9 +79,9 @@ def _edit_block(old_start: int, old_n: int, new_start: int, new_n: int, removed:
     return [f"@@ -{old_start},{old_n} +{new_start},{new_n} @@", *_show_lines("-", removed), *_show_lines("+", added)]
 
 
-def _block(h: Hunk) -> list[str]:
-    """A hunk as lines of text: the id line, a header, then the body."""
-    lines = [f"hunk {h.id} {h.path} ({h.kind})"]
+def _block(h: Hunk, shown: str) -> list[str]:
+    """A hunk as lines of text: the id line (the id as shown), a header, then the body."""
+    lines = [f"hunk {shown} {h.path} ({h.kind})"]
     if h.kind == "modify":
         lines.append(f"@@ -{h.old_start},{h.old_lines} +{h.new_start},{h.new_lines} @@")
         lines += _numbered(h.removed, h.added)
@@ -116,7 +117,7 @@ def _block(h: Hunk) -> list[str]:
     return lines
 
 
-def _cut_block(h: Hunk, lines: list[str], avail: int) -> str:
+def _cut_block(shown: str, lines: list[str], avail: int) -> str:
     text = "\n".join(lines)
     if len(text) <= avail:
         return text
@@ -124,7 +125,7 @@ def _cut_block(h: Hunk, lines: list[str], avail: int) -> str:
     used = 0
     for i, line in enumerate(lines):
         omitted = len(lines) - i
-        note = (f"[{omitted} more lines omitted; apply_hunks(['{h.id}']) applies the whole hunk]")
+        note = (f"[{omitted} more lines omitted; apply_hunks(['{shown}']) applies the whole hunk]")
         if used + len(line) + 1 + len(note) > avail:
             kept.append(note)
             break
@@ -162,7 +163,8 @@ def _path_index(paths: tuple[str, ...]) -> tuple[list[str], list[int]]:
 
 
 def render(hunks: list[Hunk], *, path_prefix: str = "", page: int = 1, budget: int = 24000) -> str:
-    """The remaining diff as text for the model, paged to at most `budget` characters a page."""
+    """The remaining diff as text for the model, paged to at most `budget` characters a page.
+    Ids are shown abbreviated among all of `hunks` (the whole remaining diff), not the page's."""
     if not hunks:
         return "Remaining diff: no remaining changes"
     selected = _filtered(hunks, path_prefix)
@@ -184,7 +186,8 @@ def render(hunks: list[Hunk], *, path_prefix: str = "", page: int = 1, budget: i
     n = len(selected)
     reserve = len(header(n, n)) + 2 + len(trailer(n)) + 2
     avail = max(budget - reserve, 1)
-    blocks = [_cut_block(h, _block(h), avail) for h in selected]
+    names = short_ids(h.id for h in hunks)
+    blocks = [_cut_block(names[h.id], _block(h, names[h.id]), avail) for h in selected]
 
     pages: list[list[str]] = [[]]
     used = 0
@@ -239,17 +242,21 @@ def _trim(s: str, n: int = 60) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def index_lines(hunks: list[Hunk], *, budget: int = 12000) -> str:
-    """A compact index of the hunks for prompts; never longer than `budget` characters."""
+def index_lines(hunks: list[Hunk], *, budget: int = 12000, short: bool = False) -> str:
+    """A compact index of the hunks for prompts; never longer than `budget` characters.
+    short: ids abbreviated among these hunks, as read_diff shows them (a step's prompt; the
+    plan's prompts keep whole ids, which its answers are checked against)."""
     if not hunks:
         return _fit("no remaining changes", budget)
+    names: dict[str, str] = {}      # the ids as shown, made only for a form that lists them
     # Each form is built only as far as the budget: a long remaining diff is not rendered
     # in full at every step only to be dropped.
     # A form whose shortest possible lines already pass the budget is not built at all (an id
     # shows at least 4 characters, a kind 3, each count 2; the lines are joined by newlines).
     if sum(len(h.path) for h in hunks) + len(hunks) * 16 - 1 <= budget:
+        names = names or _names(hunks, short)
         per_hunk = _within(budget, (
-            f"{h.id} {h.path} {h.kind} +{h.added_lines} -{h.removed_lines} {_trim(_first_change(h))}".rstrip()
+            f"{names[h.id]} {h.path} {h.kind} +{h.added_lines} -{h.removed_lines} {_trim(_first_change(h))}".rstrip()
             for h in hunks))
         if per_hunk is not None:
             return per_hunk
@@ -261,9 +268,10 @@ def index_lines(hunks: list[Hunk], *, budget: int = 12000) -> str:
     sizes = [(p, len(hs), sum(h.added_lines for h in hs), sum(h.removed_lines for h in hs)) for p, hs in files.items()]
     lead = _summary_text(len(hunks), len(files), sum(s[2] for s in sizes), sum(s[3] for s in sizes))
     if sum(len(p) + 20 for p in files) + len(hunks) * 5 <= budget:
+        names = names or _names(hunks, short)
         per_file = _within(budget, itertools.chain(
             [lead + ", by file:"],
-            (f"{p}: {n} hunk{'s' if n != 1 else ''} +{a} -{r} ids: {' '.join(h.id for h in files[p])}"
+            (f"{p}: {n} hunk{'s' if n != 1 else ''} +{a} -{r} ids: {' '.join(names[h.id] for h in files[p])}"
              for p, n, a, r in sizes)))
         if per_file is not None:
             return per_file
@@ -303,6 +311,10 @@ def index_lines(hunks: list[Hunk], *, budget: int = 12000) -> str:
     return _fit(final, budget)
 
 
+def _names(hunks: list[Hunk], short: bool) -> dict[str, str]:
+    return short_ids(h.id for h in hunks) if short else {h.id: h.id for h in hunks}
+
+
 ASSIGNED_BUDGET = 12000
 
 
@@ -327,11 +339,12 @@ def _within(budget: int, lines: Iterable[str]) -> str | None:
 
 def assigned_text(ids: list[str], remaining: list[Hunk]) -> str:
     """The prompt's `Assigned hunks:` value: the commit's planned ids still in the remaining
-    diff (ids are content hashes, so they hold while the hunk's content does)."""
+    diff (ids are content hashes, so they hold while the hunk's content does), shown as
+    read_diff shows them."""
     if not ids:
         return "(none)"
-    live_ids = {h.id for h in remaining}
-    live = [i for i in ids if i in live_ids]
+    names = short_ids(h.id for h in remaining)
+    live = [names[i] for i in ids if i in names]
     shown = live[: ASSIGNED_BUDGET // 11]
     text = " ".join(shown) if shown else "(none left)"
     if len(shown) < len(live):

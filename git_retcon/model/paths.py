@@ -20,10 +20,10 @@ from typing import Any
 import llm
 from llm.parts import Message, TextPart, ToolCallPart, ToolResultPart
 
-HUNK_LINE = re.compile(r"^hunk ([0-9a-f]{10}) (.+) \((\w+)\)", re.M)
+HUNK_LINE = re.compile(r"^hunk ([0-9a-f]{4,10}) (.+) \((\w+)\)", re.M)
 PAGE_LINE = re.compile(r"page (\d+) of (\d+)")
 GLOB_CHARS = re.compile(r"[*?\[]")
-HUNK_ID = re.compile(r"^[0-9a-f]{10}$")
+HUNK_ID = re.compile(r"^[0-9a-f]{4,10}$")   # as shown: abbreviated, or whole
 # A candidate line of the rework brief: "  <id> <path> <kind> +a -r: <reason>".
 CANDIDATE_LINE = re.compile(r"^  ([0-9a-f]{10}) (.+) (\w+) \+\d+ -\d+: (.+)$", re.M)
 

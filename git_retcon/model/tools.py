@@ -131,9 +131,9 @@ class Session:
         return hunks.render(self.remaining(), path_prefix=prefix, page=page, budget=READ_BUDGET)
 
     def apply_hunks(self, hunk_ids: list[str]) -> str:
-        """Apply source hunks to the worktree, exactly. An item is a hunk id from read_diff (the whole
-        hunk) or id:LINES with read_diff's line numbers, e.g. '3f2a9c01bd:1-4,9': only those - lines are
-        removed and only those + lines added. All items apply or none."""
+        """Apply source hunks to the worktree, exactly. An item is a hunk id as read_diff shows it (the whole
+        hunk), or id:LINES with read_diff's line numbers, e.g. '3f2a9c:1-4,9': only those - lines are removed
+        and only those + lines added. All items apply or none."""
         self._open()
         try:
             items = hunks.parse_items([i.strip().strip("[]'\"").lower() for i in hunk_ids if i.strip()])
@@ -142,35 +142,40 @@ class Session:
         if not items:
             raise ToolError("hunk_ids is empty: pass a list of hunk ids from read_diff", "id")
         before = self.remaining()
-        by_id = {h.id: h for h in before}
-        unknown = list(dict.fromkeys(it.id for it in items if it.id not in by_id))
+        names = hunks.short_ids(h.id for h in before)
+        try:
+            items, unknown = hunks.expand(items, before)
+        except hunks.SelectionError as exc:
+            raise ToolError(f"{exc}; nothing was applied", "id") from None
         if unknown:
             raise ToolError(
                 f"unknown hunk ids: {', '.join(unknown[:20])}; nothing was applied. "
-                + _id_hints(unknown, before)
+                + _id_hints(unknown, before, names)
                 + "Ids change only when a hunk's content does: call read_diff for the current ones", "id"
             )
+        by_id = {h.id: h for h in before}
         try:
             chosen = hunks.resolve(items, by_id)
         except hunks.SelectionError as exc:
-            raise ToolError(f"{exc}; nothing was applied: read_diff numbers each hunk's lines") from None
+            raise ToolError(f"{hunks.shorten(str(exc), names)}; nothing was applied: read_diff numbers each "
+                            "hunk's lines") from None
         self.wt.edited = True   # even a failed apply may have written files: reset before a build
         try:
             touched = hunks.apply(self.wt.repo, self.wt.index, self.wt.path, chosen)
         except ValueError as exc:
             self.wt.exact = False   # files may differ from the index now
-            raise ToolError(f"{exc}; nothing was applied: call read_diff") from None
+            raise ToolError(f"{hunks.shorten(str(exc), names)}; nothing was applied: call read_diff") from None
         self.wt.index_changed(touched)
         left = self.remaining()
         parts = [h for h in chosen if h.id not in by_id]
         text = (f"Applied {len(chosen)} hunks" + (f" ({len(parts)} of them in part)" if parts else "")
                 + f" to {len(touched)} files: {', '.join(touched[:20])}. {len(left)} hunks remain.")
         if parts:
-            # The rest of a hunk taken in part has a new id (ids hash content): name it.
-            known = set(by_id)
-            rest = [h for h in left if h.id not in known and h.path in {p.path for p in parts}]
+            # The rest of a hunk taken in part has a new id (ids hash content): name it, as read_diff will.
+            shown = hunks.short_ids(h.id for h in left)
+            rest = [h for h in left if h.id not in by_id and h.path in {p.path for p in parts}]
             text += (" What is left of the hunks taken in part: "
-                     + (", ".join(f"{h.id} ({h.path})" for h in rest[:20]) if rest else "nothing")
+                     + (", ".join(f"{shown[h.id]} ({h.path})" for h in rest[:20]) if rest else "nothing")
                      + (" (read_diff shows their line numbers)." if rest else "."))
         return text
 
@@ -362,15 +367,11 @@ def _lines(text: bytes) -> str:
     return f"{n} line{'s' if n != 1 else ''}"
 
 
-def _id_hints(unknown: list[str], remaining: list[hunks.Hunk]) -> str:
-    """Deterministic guesses for ids a model got wrong: a path given for its hunks,
-    a truncated id."""
+def _id_hints(unknown: list[str], remaining: list[hunks.Hunk], names: dict[str, str]) -> str:
+    """Deterministic guesses for ids a model got wrong: a path given for its hunks."""
     hints = []
     for bad in unknown[:5]:
-        under = [h.id for h in remaining if h.path == bad or h.path.startswith(bad.rstrip("/") + "/")]
-        near = [h.id for h in remaining if len(bad) >= 4 and h.id.startswith(bad)]
+        under = [names[h.id] for h in remaining if h.path == bad or h.path.startswith(bad.rstrip("/") + "/")]
         if under:
             hints.append(f"{bad} is a path, not a hunk id: its hunks are {' '.join(under[:20])}")
-        elif len(near) == 1:
-            hints.append(f"{bad} looks cut short: did you mean {near[0]}?")
     return ("; ".join(hints) + ". ") if hints else ""

@@ -51,7 +51,7 @@ def prompt_values(w: Work, s: Session) -> dict[str, str]:
         "assigned": hunks.assigned_text(c.hunks, remaining),
         "resolution": resolution_text(c),
         "stat": f"{len(remaining)} hunks in {files} files (+{added} -{removed})",
-        "index": hunks.index_lines(remaining, budget=INDEX_BUDGET) if remaining else "(empty)",
+        "index": hunks.index_lines(remaining, budget=INDEX_BUDGET, short=True) if remaining else "(empty)",
     }
 
 

@@ -416,7 +416,11 @@ def test_render_pages_within_budget_and_covers_every_hunk_once(repo):
         assert len(text) <= budget
         assert text.splitlines()[0].endswith(f"page {p} of {pages}")
         seen += [line.split()[1] for line in text.splitlines() if line.startswith("hunk ")]
-    assert seen == [h.id for h in hs]
+    # Each id as its shortest prefix among all the remaining hunks (at least 6 hex digits).
+    names = H.short_ids(h.id for h in hs)
+    assert seen == [names[h.id] for h in hs]
+    assert all(len(s) >= 6 and h.id.startswith(s) for s, h in zip(seen, hs, strict=True))
+    assert len(set(seen)) == len(hs)
     out = H.render(hs, page=pages + 1, budget=budget)
     assert "out of range" in out and f"1 to {pages}" in out
     assert "out of range" in H.render(hs, page=0, budget=budget)
@@ -427,7 +431,8 @@ def test_render_prefix_empty_and_huge_hunk(repo):
     hs = rb.remaining()
     docs = H.render(hs, path_prefix="docs/")
     assert docs.startswith("Remaining diff: 1 hunk in 1 file (+5 -0 lines); page 1 of 1")
-    assert "hunk " + hs[0].id + " docs/readme.md (add)" in docs
+    # Abbreviated among all 19 hunks, not the one shown.
+    assert "hunk " + H.short_ids(h.id for h in hs)[hs[0].id] + " docs/readme.md (add)" in docs
     assert "+line 3" in docs and "src/" not in docs.split("\n", 1)[1]
     assert "no hunks under 'nope/'" in H.render(hs, path_prefix="nope/")
     assert H.render([]) == "Remaining diff: no remaining changes"
@@ -437,7 +442,7 @@ def test_render_prefix_empty_and_huge_hunk(repo):
     hb = big.remaining()
     text = H.render(hb, budget=5000)
     assert len(text) <= 5000
-    assert "lines omitted" in text and f"apply_hunks(['{hb[0].id}'])" in text
+    assert "lines omitted" in text and f"apply_hunks(['{H.short_ids([hb[0].id])[hb[0].id]}'])" in text
     assert "@@ -1,0 +2,2000 @@" in text
 
 

@@ -30,8 +30,11 @@ class Files:
         return H.remaining(self.repo, self.index.write_tree(self.repo), self.target)
 
     def take(self, *items: str) -> None:
+        """Apply as apply_hunks does: items named (ids, id prefixes), then cut and applied."""
         hunks = self.remaining()
-        chosen = H.resolve(H.parse_items(list(items)), {h.id: h for h in hunks})
+        named, unknown = H.expand(H.parse_items(list(items)), hunks)
+        assert not unknown, unknown
+        chosen = H.resolve(named, {h.id: h for h in hunks})
         H.apply(self.repo, self.index, self.workdir, chosen)
 
     def read(self, rel: str) -> str:

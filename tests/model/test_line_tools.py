@@ -71,7 +71,8 @@ def test_a_selection_takes_one_of_two_functions_appended_in_one_hunk(appended, s
     assert "apply_hunks(['<id>:1-3,7'])" in shown and "1 +" in shown and "8 +    return 3" in shown
     [rest] = hunk_ids(appended, "feature-clean~1", "feature")
     assert applied.startswith("Applied 1 hunks (1 of them in part) to 1 files: util.py.")
-    assert f"What is left of the hunks taken in part: {rest} (util.py)" in applied
+    # Named as read_diff will show it: the only hunk left, abbreviated.
+    assert f"What is left of the hunks taken in part: {H.short_ids([rest])[rest]} (util.py)" in applied
 
 
 def test_a_bad_selection_is_refused_with_the_numbering_and_nothing_applied(appended, scripted):
@@ -82,7 +83,7 @@ def test_a_bad_selection_is_refused_with_the_numbering_and_nothing_applied(appen
                                   turn(call("stuck", summary="gave up"))]})
     assert retcon(appended, "run", "-m", "scripted").code == 3
     bad_range, backwards, util = last_results(log)
-    assert bad_range.startswith(f"Error: hunk {hid} (util.py) has lines 1-8; 12 is not among them; "
+    assert bad_range.startswith(f"Error: hunk {H.short_ids([hid])[hid]} (util.py) has lines 1-8; 12 is not among them; "
                                 "nothing was applied")
     assert "runs backwards" in backwards
     assert util == ONE

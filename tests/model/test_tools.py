@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 import json
+import re
 
+import pygit2
+
+from git_retcon import diff as H
 from testing.flow import call, retcon, turn
 from testing.gitrepo import GitRepo
 
@@ -105,3 +109,47 @@ def test_a_model_that_keeps_calling_tools_stops_at_the_chain_limit(tmp_path, scr
     shown = retcon(repo, "spec", "show").out
     assert "the model used 40 responses without finishing the step" in shown
     assert repo.git("rev-list", "main..feature-clean", check=False) == ""
+
+
+def test_ids_are_shown_abbreviated_and_an_item_may_be_an_id_prefix_or_the_whole_id(tmp_path, scripted):
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("base", {"src/a.py": "a\n", "src/lib/b.py": "b\n", "README": "r\n", "Docs/x.md": "x\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("messy", {"src/a.py": "A\n", "src/lib/b.py": "B\n", "src/lib/c.py": "c\n", "README": "R\n",
+                          "Docs/x.md": "X\n"})
+    repo.git("checkout", "-q", "main")
+    planned(repo, tmp_path)
+    pr = pygit2.Repository(str(repo.path))
+    ids = {h.path: h.id for h in H.remaining(pr, repo.tree("main"), repo.tree("feature"))}
+    log = scripted({
+        "1/extract": [
+            turn(call("read_diff")),
+            # A prefix too short among good items: nothing of them is applied.
+            turn(call("apply_hunks", hunk_ids=[ids["src/a.py"][:4], ids["README"][:3]])),
+            turn(call("apply_hunks", hunk_ids=[ids["src/a.py"][:4], ids["src/lib/b.py"][:7], ids["src/lib/c.py"][:6],
+                                               ids["README"]])),
+            turn(call("create_commit"))],
+        "2/extract": [turn(call("read_diff")), turn(call("apply_hunks", hunk_ids="$ids:")),
+                      turn(call("create_commit"))],
+    })
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    diff, unknown, applied = results(log)[:3]
+    shown = re.findall(r"^hunk (\S+) (\S+) ", diff, re.M)
+    assert [p for _, p in shown] == sorted(ids)
+    names = H.short_ids(ids.values())
+    assert [s for s, _ in shown] == [names[ids[p]] for _, p in shown]
+    assert all(6 <= len(s) < 10 and ids[p].startswith(s) for s, p in shown)
+    assert unknown.startswith(f"Error: unknown hunk ids: {ids['README'][:3]}; nothing was applied")
+    assert applied.startswith("Applied 4 hunks to 4 files: README, src/a.py, src/lib/b.py, src/lib/c.py. "
+                              "1 hunks remain.")
+    first, second = repo.git("rev-list", "--reverse", "main..feature-clean").split()
+    assert repo.git("diff", "--name-only", "main", first).split() == ["README", "src/a.py", "src/lib/b.py",
+                                                                     "src/lib/c.py"]
+    assert repo.git("diff", "--name-only", first, second).split() == ["Docs/x.md"]
+    # The second step's prompt index shows the one id left, abbreviated, and it was applied as shown.
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    step2 = [e for e in entries if e["keys"] == ["2/extract/1"]]
+    last = H.short_ids([ids["Docs/x.md"]])[ids["Docs/x.md"]]
+    assert len(last) < 10 and f"\n{last} Docs/x.md modify" in step2[-1]["prompt"]
+    assert step2[1]["calls"][0]["arguments"] == {"hunk_ids": [last]}

@@ -70,8 +70,10 @@ def test_the_fix_prompt_carries_the_brief_not_the_remaining_diff(tmp_path, scrip
     prompt, (page1, page2, applied) = fix[0]["prompt"], fix[-1]["results"]
     assert "page 1 of 2" in page1 and "page 2 of 2" in page2
     (candidate,) = re.findall(r"^  ([0-9a-f]{10}) util\.py modify .*: defines `two`", prompt, re.M)
-    assert f"hunk {candidate} util.py (modify)" in page1 + page2
-    assert "+def two():" in (page1 + page2).split(f"hunk {candidate}")[1]
+    # read_diff shows it abbreviated: a prefix of the brief's whole id.
+    (shown,) = re.findall(rf"^hunk ({candidate[:6]}[0-9a-f]*) util\.py \(modify\)$", page1 + page2, re.M)
+    assert candidate.startswith(shown)
+    assert "+def two():" in (page1 + page2).split(f"hunk {shown}")[1]
     assert applied.startswith("Applied 1 hunks to 1 files: util.py.")
     assert len(prompt) * 5 < len(page1) + len(page2), (len(prompt), len(page1) + len(page2))
     assert note(repo, "feature-clean~1")["test"] == "pass"

@@ -18,7 +18,7 @@ from difflib import SequenceMatcher
 
 from git_retcon.diff.hunk import Hunk, count_lines, is_text_entry, split_lines
 
-_ID = re.compile(r"^[0-9a-f]{4,40}$")
+_HEX = re.compile(r"^[0-9a-f]+$")
 _RANGE = re.compile(r"^(\d+)(?:\s*-\s*(\d+))?$")
 _SIMILAR = 0.6            # how alike two lines must be to count as one line edited
 _MAX_PAIRS = 4000         # old x new lines compared at most; larger hunks pair by position
@@ -30,11 +30,13 @@ class SelectionError(ValueError):
 
 @dataclass(frozen=True)
 class Item:
-    """One apply_hunks item: a hunk id, and the numbers of its chosen lines (None: all)."""
+    """One apply_hunks item: a hunk id, and the numbers of its chosen lines (None: all).
+    As parsed, id is what names the hunk (an id, a prefix of one, or a path: diff.ids looks it up)."""
 
     id: str
     lines: frozenset[int] | None = None
     text: str = ""          # as the model wrote it, for answers
+    key: str = ""           # the name as written, case kept (a path's case matters; an id's does not)
 
 
 def parse_items(raw: list[str]) -> list[Item]:
@@ -51,11 +53,17 @@ def parse_items(raw: list[str]) -> list[Item]:
             continue
         hid, colon, sel = token.partition(":")
         sel = re.sub(r"\s*-\s*", "-", sel)
-        groups.append((hid.strip().lower(), [s for s in re.split(r"[\s,]+", sel) if s] if colon else None))
-    return [Item(hid, None, hid) if parts is None else _item(hid, parts) for hid, parts in groups]
+        groups.append((hid.strip(), [s for s in re.split(r"[\s,]+", sel) if s] if colon else None))
+    return [Item(_id(key), None, _id(key), key) if parts is None else _item(key, parts) for key, parts in groups]
 
 
-def _item(hid: str, parts: list[str]) -> Item:
+def _id(key: str) -> str:
+    """Ids in any case are one id; anything else (a path) keeps its case."""
+    return key.lower() if _HEX.match(key.lower()) else key
+
+
+def _item(key: str, parts: list[str]) -> Item:
+    hid = _id(key)
     text = f"{hid}:{','.join(parts)}"
     if not parts:
         raise SelectionError(f"{text}: no line numbers after ':' (write e.g. {hid}:1-3,7, or {hid} for the "
@@ -70,7 +78,7 @@ def _item(hid: str, parts: list[str]) -> Item:
         if hi < lo:
             raise SelectionError(f"{text}: the range {part} runs backwards (write {hi}-{lo})")
         numbers.update(range(lo, hi + 1))
-    return Item(hid, frozenset(numbers), text)
+    return Item(hid, frozenset(numbers), text, key)
 
 
 def merge(items: list[Item]) -> list[Item]:

@@ -18,9 +18,10 @@ STEER_STREAK = 2             # failed calls in a row before an error carries ste
 
 ADVICE: dict[ErrorKind, str] = {
     "type": "Check each argument against the tool's parameters: paths, messages and contents are strings, "
-            "hunk_ids is an array of id strings (or id:LINES selections), page is a number.",
+            "hunk_ids is an array of strings (ids, id:LINES selections, paths), page is a number.",
     "id": "Take hunk ids only from the latest read_diff answer or the prompt's index, as they are shown "
-          "there; a hunk you applied is gone from the remaining diff.",
+          "there, or name a path whose remaining hunks all belong here; a hunk you applied is gone from "
+          "the remaining diff.",
     "path": "Name files by their path relative to the repository root, as read_diff shows them "
             "(e.g. 'src/app.py'): no leading '/' or '..'.",
     "tool": "Call only the tools you were given (the error above lists them), through tool calling: "

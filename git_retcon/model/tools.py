@@ -131,28 +131,24 @@ class Session:
         return hunks.render(self.remaining(), path_prefix=prefix, page=page, budget=READ_BUDGET)
 
     def apply_hunks(self, hunk_ids: list[str]) -> str:
-        """Apply source hunks to the worktree, exactly. An item is a hunk id as read_diff shows it (the whole
-        hunk), or id:LINES with read_diff's line numbers, e.g. '3f2a9c:1-4,9': only those - lines are removed
-        and only those + lines added. All items apply or none."""
+        """Apply source hunks to the worktree, exactly. An item is a path (a file or a directory: every
+        remaining hunk under it, whole), a hunk id as read_diff shows it (the whole hunk), or id:LINES with
+        read_diff's line numbers, e.g. '3f2a9c:1-4,9': only those - lines are removed and only those + lines
+        added. All items apply or none."""
         self._open()
         try:
-            items = hunks.parse_items([i.strip().strip("[]'\"").lower() for i in hunk_ids if i.strip()])
+            items = hunks.parse_items([i.strip().strip("[]'\"") for i in hunk_ids if i.strip()])
         except hunks.SelectionError as exc:
             raise ToolError(f"{exc}; nothing was applied", "id") from None
         if not items:
-            raise ToolError("hunk_ids is empty: pass a list of hunk ids from read_diff", "id")
+            raise ToolError("hunk_ids is empty: pass a list of hunk ids or paths from read_diff", "id")
         before = self.remaining()
         names = hunks.short_ids(h.id for h in before)
         try:
-            items, unknown = hunks.expand(items, before)
+            items, remarks = hunks.expand(items, before, self.path)
         except hunks.SelectionError as exc:
-            raise ToolError(f"{exc}; nothing was applied", "id") from None
-        if unknown:
-            raise ToolError(
-                f"unknown hunk ids: {', '.join(unknown[:20])}; nothing was applied. "
-                + _id_hints(unknown, before, names)
-                + "Ids change only when a hunk's content does: call read_diff for the current ones", "id"
-            )
+            raise ToolError(f"{exc}; nothing was applied. Ids change only when a hunk's content does: "
+                            "call read_diff for the current ones", "id") from None
         by_id = {h.id: h for h in before}
         try:
             chosen = hunks.resolve(items, by_id)
@@ -177,7 +173,7 @@ class Session:
             text += (" What is left of the hunks taken in part: "
                      + (", ".join(f"{shown[h.id]} ({h.path})" for h in rest[:20]) if rest else "nothing")
                      + (" (read_diff shows their line numbers)." if rest else "."))
-        return text
+        return text + "".join(f" Note: {r}." for r in remarks)
 
     def read_file(self, path: str) -> str:
         """A file of the build worktree."""
@@ -365,13 +361,3 @@ def occurrences(data: bytes, part: str | bytes) -> int:
 def _lines(text: bytes) -> str:
     n = text.count(b"\n") + (0 if not text or text.endswith(b"\n") else 1)
     return f"{n} line{'s' if n != 1 else ''}"
-
-
-def _id_hints(unknown: list[str], remaining: list[hunks.Hunk], names: dict[str, str]) -> str:
-    """Deterministic guesses for ids a model got wrong: a path given for its hunks."""
-    hints = []
-    for bad in unknown[:5]:
-        under = [names[h.id] for h in remaining if h.path == bad or h.path.startswith(bad.rstrip("/") + "/")]
-        if under:
-            hints.append(f"{bad} is a path, not a hunk id: its hunks are {' '.join(under[:20])}")
-    return ("; ".join(hints) + ". ") if hints else ""

@@ -1,17 +1,21 @@
 """Ids as a model reads and writes them: abbreviated like git's, and items that are id
-prefixes (diff.ids), on real repositories."""
+prefixes or paths (diff.ids), on real repositories."""
 from __future__ import annotations
 
 import pytest
 
 from git_retcon import diff as H
+from git_retcon.diff.ids import covers
 from tests.diff.test_select import Files
+
+
+def same(path: str) -> str:
+    return path
 
 
 def expand(f: Files, *items: str) -> list[str]:
     """The whole ids the items name, in order."""
-    got, unknown = H.expand(H.parse_items(list(items)), f.remaining())
-    assert not unknown, unknown
+    got, _ = H.expand(H.parse_items(list(items)), f.remaining(), same)
     return [i.id for i in got]
 
 
@@ -48,6 +52,70 @@ def test_an_ambiguous_prefix_is_refused_naming_each_candidate():
           H.Hunk(id="abcd987654", path="two.txt", kind="modify")]
     with pytest.raises(H.SelectionError,
                        match=r"abcd is ambiguous: it begins 2 hunk ids: abcd01 \(one.txt\), abcd98 \(two.txt\)"):
-        H.expand(H.parse_items(["abcd"]), hs)
-    got, unknown = H.expand(H.parse_items(["abcd0", "abc", "abcd00"]), hs)
-    assert [i.id for i in got] == ["abcd012345"] and unknown == ["abc", "abcd00"]
+        H.expand(H.parse_items(["abcd"]), hs, same)
+    got, _ = H.expand(H.parse_items(["abcd0"]), hs, same)
+    assert [i.id for i in got] == ["abcd012345"]
+    with pytest.raises(H.SelectionError, match=r"unknown hunk ids: abc, abcd00 \(an id needs at least 4"):
+        H.expand(H.parse_items(["abc", "abcd00"]), hs, same)
+    # A path of the prefix's spelling is taken when the prefix names no one hunk.
+    hs.append(H.Hunk(id="0000000001", path="abcd/f.txt", kind="modify"))
+    got, _ = H.expand(H.parse_items(["abcd"]), hs, same)
+    assert [i.id for i in got] == ["0000000001"]
+
+
+def test_a_path_names_every_remaining_hunk_under_it_whole(tree):
+    hs = tree.remaining()
+    a = [h.id for h in hs if h.path == "src/a.py"]
+    assert len(a) == 2
+    assert expand(tree, "src/a.py") == a
+    under_src = [h.id for h in hs if h.path.startswith("src/")]
+    assert expand(tree, "src") == expand(tree, "src/") == under_src and len(under_src) == 4
+    assert expand(tree, "src/sub") == [h.id for h in hs if h.path == "src/sub/c.py"]
+    assert expand(tree, ".") == [h.id for h in hs]
+    # Whole names only: `src/a` is neither src/a.py nor a directory.
+    with pytest.raises(H.SelectionError, match=r"no remaining hunk is under 'src/a', 'nope/'"):
+        expand(tree, "README", "src/a", "nope/")
+
+
+def test_a_path_and_an_id_together_apply_once_each(tree):
+    hs = tree.remaining()
+    readme = next(h for h in hs if h.path == "README")
+    tree.take("src/a.py", readme.id[:6], "src/")
+    assert [h.path for h in tree.remaining()] == ["docs/x.md"]
+    assert tree.read("src/a.py") == "one\n2\n3\n4\nfive\n" and tree.read("README") == "R\n"
+
+
+def test_an_unknown_path_or_id_applies_nothing(tree):
+    before = tree.index.write_tree(tree.repo)
+    with pytest.raises(H.SelectionError) as err:
+        tree.take("src/a.py", "src/missing.py", "0123abcd99")
+    assert "unknown hunk ids: 0123abcd99" in str(err.value)
+    assert "no remaining hunk is under 'src/missing.py'" in str(err.value)
+    assert tree.index.write_tree(tree.repo) == before and tree.read("src/a.py") == "1\n2\n3\n4\n5\n"
+
+
+def test_lines_of_a_path_are_refused(tree):
+    with pytest.raises(H.SelectionError, match=r"src/a.py:1: a path takes its hunks whole"):
+        expand(tree, "src/a.py:1")
+
+
+def test_a_file_whose_name_looks_like_hex(tmp_path):
+    base = {"a.txt": "a\n"}
+    first = Files(tmp_path / "one", base, {"a.txt": "A\n"})
+    [ha] = first.remaining()
+    # A file named like a prefix of a.txt's hunk id, and one named like no id at all.
+    look, plain = ha.id[:6], "cafe" if not ha.id.startswith("cafe") else "beef"
+    f = Files(tmp_path / "two", {**base, "Deadbeef": "d\n"},
+              {"a.txt": "A\n", look: "x\n", plain: "y\n", "Deadbeef": "D\n"})
+    hs = f.remaining()
+    assert ha.id in [h.id for h in hs]            # ids hash path and content: a.txt's is the same here
+    by_path = {h.path: h.id for h in hs}
+    # The id wins over a path of the same spelling, and the answer says how to name the path.
+    got, remarks = H.expand(H.parse_items([look]), hs, same)
+    assert [i.id for i in got] == [ha.id]
+    assert remarks == [f"{look} is a hunk id and also a path: the hunk was taken (write ./{look} for the path's hunks)"]
+    assert expand(f, look + "/") == [by_path[look]]     # not hex: a path (apply_hunks' ./X is tested there)
+    # A hex name that begins no id is the path; a path keeps its case.
+    assert expand(f, plain) == [by_path[plain]]
+    assert expand(f, "Deadbeef") == [by_path["Deadbeef"]]
+    assert covers(hs[0], ".") and not covers(hs[0], "a.tx")

@@ -30,10 +30,9 @@ class Files:
         return H.remaining(self.repo, self.index.write_tree(self.repo), self.target)
 
     def take(self, *items: str) -> None:
-        """Apply as apply_hunks does: items named (ids, id prefixes), then cut and applied."""
+        """Apply as apply_hunks does: items named (ids, id prefixes, paths), then cut and applied."""
         hunks = self.remaining()
-        named, unknown = H.expand(H.parse_items(list(items)), hunks)
-        assert not unknown, unknown
+        named, _ = H.expand(H.parse_items(list(items)), hunks, lambda path: path)
         chosen = H.resolve(named, {h.id: h for h in hunks})
         H.apply(self.repo, self.index, self.workdir, chosen)
 

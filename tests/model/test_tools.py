@@ -140,7 +140,8 @@ def test_ids_are_shown_abbreviated_and_an_item_may_be_an_id_prefix_or_the_whole_
     names = H.short_ids(ids.values())
     assert [s for s, _ in shown] == [names[ids[p]] for _, p in shown]
     assert all(6 <= len(s) < 10 and ids[p].startswith(s) for s, p in shown)
-    assert unknown.startswith(f"Error: unknown hunk ids: {ids['README'][:3]}; nothing was applied")
+    assert unknown.startswith(f"Error: unknown hunk ids: {ids['README'][:3]} (an id needs at least 4 of its hex "
+                              "digits); nothing was applied")
     assert applied.startswith("Applied 4 hunks to 4 files: README, src/a.py, src/lib/b.py, src/lib/c.py. "
                               "1 hunks remain.")
     first, second = repo.git("rev-list", "--reverse", "main..feature-clean").split()
@@ -153,3 +154,62 @@ def test_ids_are_shown_abbreviated_and_an_item_may_be_an_id_prefix_or_the_whole_
     last = H.short_ids([ids["Docs/x.md"]])[ids["Docs/x.md"]]
     assert len(last) < 10 and f"\n{last} Docs/x.md modify" in step2[-1]["prompt"]
     assert step2[1]["calls"][0]["arguments"] == {"hunk_ids": [last]}
+
+
+def test_a_path_item_takes_every_remaining_hunk_under_it_and_all_items_apply_or_none(tmp_path, scripted):
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("base", {"src/a.py": "a\n", "src/lib/b.py": "b\n", "README": "r\n", "Docs/x.md": "x\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("messy", {"src/a.py": "A\n", "src/lib/b.py": "B\n", "src/lib/c.py": "c\n", "README": "R\n",
+                          "Docs/x.md": "X\n"})
+    repo.git("checkout", "-q", "main")
+    planned(repo, tmp_path)
+    pr = pygit2.Repository(str(repo.path))
+    ids = {h.path: h.id for h in H.remaining(pr, repo.tree("main"), repo.tree("feature"))}
+    log = scripted({
+        "1/extract": [
+            # An unknown path among good items: nothing of them is applied.
+            turn(call("apply_hunks", hunk_ids=["./src/", "src/missing.py"])),
+            turn(call("apply_hunks", hunk_ids=["/src/lib"])),
+            turn(call("apply_hunks", hunk_ids=["docs/"])),                 # a path's case is kept
+            turn(call("apply_hunks", hunk_ids=["./src/", "src/lib/b.py", ids["README"][:6]])),
+            turn(call("create_commit"))],
+        "2/extract": [turn(call("apply_hunks", hunk_ids=["Docs"])), turn(call("create_commit"))],
+    })
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    unknown, absolute, case, applied = results(log)[:4]
+    assert unknown.startswith("Error: no remaining hunk is under 'src/missing.py'") and "nothing was applied" in unknown
+    assert "absolute paths are refused" in absolute
+    assert case.startswith("Error: no remaining hunk is under 'docs/'")
+    assert applied.startswith("Applied 4 hunks to 4 files: README, src/a.py, src/lib/b.py, src/lib/c.py. "
+                              "1 hunks remain.")
+    first, second = repo.git("rev-list", "--reverse", "main..feature-clean").split()
+    assert repo.git("diff", "--name-only", "main", first).split() == ["README", "src/a.py", "src/lib/b.py",
+                                                                     "src/lib/c.py"]
+    assert repo.git("diff", "--name-only", first, second).split() == ["Docs/x.md"]
+
+
+def test_a_file_named_like_a_hunk_id_is_reached_with_dot_slash(tmp_path, scripted):
+    first = GitRepo.init(tmp_path / "probe")
+    first.commit("base", {"a.txt": "a\n"})
+    first.commit("change", {"a.txt": "A\n"})
+    pr = pygit2.Repository(str(first.path))
+    [ha] = H.remaining(pr, first.tree("HEAD~1"), first.tree("HEAD"))
+    name = ha.id[:6]            # a file named as a.txt's hunk is shown
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("base", {"a.txt": "a\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("messy", {"a.txt": "A\n", name: "x\n"})
+    repo.git("checkout", "-q", "main")
+    planned(repo, tmp_path)
+    log = scripted({
+        "1/extract": [turn(call("apply_hunks", hunk_ids=[f"./{name}"])), turn(call("create_commit"))],
+        "2/extract": [turn(call("apply_hunks", hunk_ids=[name])), turn(call("create_commit"))],
+    })
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    first_c, second_c = repo.git("rev-list", "--reverse", "main..feature-clean").split()
+    assert repo.git("diff", "--name-only", "main", first_c).split() == [name]
+    assert repo.git("diff", "--name-only", first_c, second_c).split() == ["a.txt"]
+    assert results(log, "2/extract/1")[0].startswith("Applied 1 hunks to 1 files: a.txt.")

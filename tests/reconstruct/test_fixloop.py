@@ -201,7 +201,7 @@ def test_bad_tool_calls_get_a_diagnosis_and_the_model_recovers(tmp_path, flaky, 
     monkeypatch.setenv("RETCON_USER_LOG", str(users))
     log = flaky({
         "1/extract": [
-            turn(call("apply_hunks", hunk_ids=["app.py"])),           # a path, not an id
+            turn(call("apply_hunks", hunk_ids=["app.py:1-2"])),       # lines of a path, not of a hunk
             turn(call("apply_hunks", hunk_ids=["0123456789"])),       # made up
             turn(call("write_file", path="../outside.py", content="x")),
             turn(text="Done, I think."),                               # neither commit nor stuck
@@ -215,7 +215,7 @@ def test_bad_tool_calls_get_a_diagnosis_and_the_model_recovers(tmp_path, flaky, 
     res = retcon(repo, "run", "-m", "scripted-listen")
     assert res.code == 0, res.text
     results = [e for e in entries(log) if e["keys"] == ["1/extract/1"]][-1]["results"]
-    assert "app.py is a path, not a hunk id: its hunks are" in results[0]
+    assert "app.py:1-2: a path takes its hunks whole; to take some lines, name a hunk id" in results[0]
     assert "Steering: 2 calls in a row failed; 10 more failures end this step as stuck" in results[1]
     assert "'..' is refused" in results[2] and "Steering: 3 calls in a row failed" in results[2]
     # The one steering message after the empty turn carries the diagnosis of the failed calls.

@@ -22,8 +22,9 @@ _FULL = re.compile(r"\b[0-9a-f]{10}\b")
 
 
 def short_ids(ids: Iterable[str]) -> dict[str, str]:
-    """Each id's shortest prefix, at least SHOWN_MIN long and not all digits, that no other of
-    these ids begins with."""
+    """Each id's shortest prefix, at least SHOWN_MIN long, that no other of these ids begins with.
+    One of all digits is no line number: select.parse_items reads numbers of 6 digits or more
+    after a selection as an item of their own."""
     order = sorted(set(ids))
     out: dict[str, str] = {}
     for i, full in enumerate(order):
@@ -31,10 +32,6 @@ def short_ids(ids: Iterable[str]) -> dict[str, str]:
         for j in (i - 1, i + 1):
             if 0 <= j < len(order):
                 need = max(need, _common(full, order[j]) + 1)
-        # All decimal digits would read as a line number after a selection (`ab12:3`, `456789`
-        # is how a comma-split `ab12:3,456789` arrives): show up to the first letter.
-        while need < len(full) and full[:need].isdigit():
-            need += 1
         out[full] = full[:need]
     return out
 

@@ -48,13 +48,20 @@ def parse_items(raw: list[str]) -> list[Item]:
         if not token:
             continue
         last = groups[-1][1] if groups else None
-        if last is not None and _RANGE.match(token) and len(token) < 10:
+        if last is not None and _line_numbers(token):
             last.append(token)
             continue
         hid, colon, sel = token.partition(":")
         sel = re.sub(r"\s*-\s*", "-", sel)
         groups.append((hid.strip(), [s for s in re.split(r"[\s,]+", sel) if s] if colon else None))
     return [Item(_id(key), None, _id(key), key) if parts is None else _item(key, parts) for key, parts in groups]
+
+
+def _line_numbers(token: str) -> bool:
+    """A token that continues the selection before it: line numbers have at most 5 digits, and an
+    id is shown with 6 or more (one of all digits, `456789`, is an item of its own)."""
+    m = _RANGE.match(token)
+    return m is not None and all(len(g) <= 5 for g in m.groups() if g)
 
 
 def _id(key: str) -> str:

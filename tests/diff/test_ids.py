@@ -24,10 +24,11 @@ def test_short_ids_grow_past_a_shared_prefix_and_are_at_least_six_digits():
     assert names == {"abcdef0123": "abcdef0", "abcdef4567": "abcdef4", "123abc7890": "123abc",
                      "abcdf00000": "abcdf0"}
     assert H.short_ids(["aaaaaaaaa1", "aaaaaaaaa2"]) == {"aaaaaaaaa1": "aaaaaaaaa1", "aaaaaaaaa2": "aaaaaaaaa2"}
-    # Never all digits: after a selection, a number is read as one more line number.
-    assert H.short_ids(["1234567a90", "0123456789"]) == {"1234567a90": "1234567a", "0123456789": "0123456789"}
-    items = H.parse_items(["ab12cd:3", "45", "1234567a"])
-    assert [(i.id, i.lines) for i in items] == [("ab12cd", frozenset({3, 45})), ("1234567a", None)]
+    # All digits: after a selection (a comma-split "ab12cd:3,45,123456"), 6 digits are an id, not a line.
+    assert H.short_ids(["1234567a90", "0123456789"]) == {"1234567a90": "123456", "0123456789": "012345"}
+    items = H.parse_items(["ab12cd:3", "45", "123456", "ab12cd:1-99999", "012345"])
+    assert [(i.id, i.lines and max(i.lines)) for i in items] == [
+        ("ab12cd", 45), ("123456", None), ("ab12cd", 99999), ("012345", None)]
     assert H.shorten("hunk abcdef0123 (a) and 9999999999", names) == "hunk abcdef0 (a) and 9999999999"
 
 

@@ -8,7 +8,9 @@ plugin manager, driven by `git retcon run` like any model) reads the diff and ma
 state with:
 
 - before: today's tools alone: whole hunks, or write_file for a file they cannot make;
-- after:  whole hunks, then line selections (`id:1-4,9`), then edit_file, write_file last.
+- after:  whole hunks, then line selections (`id:1-4,9`), then edit_file, write_file last;
+  ids as read_diff shows them (abbreviated), and a path (a file, a directory, `.`) for the
+  hunks taken whole when every remaining hunk under it is and it is shorter than their ids.
 
 Characters written are the JSON of every tool call's arguments (read_diff, apply_hunks,
 edit_file, write_file, delete_file, create_commit): what a model pays for in output
@@ -36,6 +38,7 @@ from llm.parts import ToolResultPart
 
 from git_retcon import diff as H
 from git_retcon.diff.hunk import Lines, split_lines, start_index
+from git_retcon.diff.ids import covers, looks_like_id
 from git_retcon.diff.select import compact, numbered
 from git_retcon.model.tools import occurrences
 from testing.flow import feature_repo, retcon
@@ -331,10 +334,45 @@ def cheapest(repo: pygit2.Repository, w_tree: str, t_tree: str, s_tree: str, aft
                     options.append((taken, edits))
         if not options:
             options.append(([], [("write_file", {"path": path, "content": _text(t)})]))
-        best = min(options, key=lambda o: len(json.dumps([shown(i) for i in o[0]])) + _cost(o[1]))
+        def taking(taken: list[str], mine: list[H.Hunk] = mine, path: str = path) -> int:
+            """What naming these items costs: the ids as shown, or (after) the file's path when they
+            are all its hunks, whole."""
+            ids = len(json.dumps([shown(i) for i in taken]))
+            whole = after and taken and set(taken) == {h.id for h in mine}
+            return min(ids, len(json.dumps([path]))) if whole else ids
+
+        best = min(options, key=lambda o: taking(o[0]) + _cost(o[1]))
         items += best[0]
         calls += best[1]
-    return ([("apply_hunks", {"hunk_ids": [shown(i) for i in items]})] if items else []) + calls
+    named = _with_paths(items, remaining, names) if after else items
+    return ([("apply_hunks", {"hunk_ids": named})] if items else []) + calls
+
+
+def _with_paths(items: list[str], remaining: list[H.Hunk], names: dict[str, str]) -> list[str]:
+    """The items as the cheapest model writes them: a path (a file, a directory, or '.') for hunks
+    taken whole when every remaining hunk under it is taken whole and the path is shorter than
+    their ids; the other ids abbreviated as read_diff shows them. Shallowest paths first: one
+    directory costs less than any cover of what lies under it."""
+    whole = {i for i in items if ":" not in i}
+    candidates = {"."}
+    for h in remaining:
+        if h.id in whole:
+            for q in filter(None, (h.path, h.old_path)):
+                parts = q.split("/")
+                candidates.update("/".join(parts[:k]) for k in range(1, len(parts) + 1))
+    covered: set[str] = set()
+    out: list[str] = []
+    for path in sorted(candidates, key=lambda p: (0 if p == "." else p.count("/") + 1, p)):
+        if looks_like_id(path):
+            continue            # an id prefix would win over it: not worth ./ to save characters
+        under = {h.id for h in remaining if covers(h, path)}
+        if not under or not under <= whole or under & covered:
+            continue
+        if len(json.dumps(path)) < sum(len(json.dumps(names[i])) + 2 for i in under) - 2:
+            out.append(path)
+            covered |= under
+    return out + [names[i.partition(":")[0]] + i[len(i.partition(":")[0]):] for i in items
+                  if i.partition(":")[0] not in covered]
 
 
 def _text(data: bytes) -> str:

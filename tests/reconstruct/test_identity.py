@@ -61,6 +61,15 @@ def test_the_users_identity_is_on_the_commits(tmp_path, monkeypatch):
         "Ada Lovelace <ada@example.org>|Ada Lovelace <ada@example.org>"}
 
 
+@pytest.fixture(autouse=True)
+def _no_gpg_agent_left(tmp_path):
+    """gpg starts an agent for the test's GNUPGHOME, which would outlive the test (and the suite)."""
+    yield
+    home = tmp_path / "gnupg"
+    if home.exists() and shutil.which("gpgconf"):
+        subprocess.run(["gpgconf", "--homedir", str(home), "--kill", "gpg-agent"], capture_output=True, check=False)
+
+
 def gpg_key(tmp_path, monkeypatch) -> str:
     if shutil.which("gpg") is None:
         pytest.skip("gpg is not installed")

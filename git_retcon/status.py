@@ -38,12 +38,14 @@ def commit_rows(store: Store, stored: Stored) -> list[dict[str, Any]]:
     the logical commit made: its build and test (each tree is tested once) and model steps."""
     rows = []
     commands = configured_commands(stored)
+    current, pending = stored.spec.current(), unrecorded(store, stored)
     for i, c in enumerate(stored.spec.commits):
+        created = c.created + (pending if i == current else [])
         tokens = {"input": 0, "output": 0}
         invented: notes.Invented = {"count": 0, "lines": []}
         seconds = {"build": 0.0, "test": 0.0, "model": 0.0}
         result: dict[CommandKind, str] = {}
-        for sha in c.created:
+        for sha in created:
             note = notes.read_commit(store, sha)
             t = notes.tokens_of(note)
             tokens["input"] += t["input"]
@@ -57,14 +59,33 @@ def commit_rows(store: Store, stored: Stored) -> list[dict[str, Any]]:
                 result[kind] = verdict
                 seconds[kind] += took
         rows.append({
-            "index": i + 1, "message": c.summary, "state": c.state, "commits": c.created,
-            "wip": max(len(c.created) - 1, 0), "tokens": tokens,
+            "index": i + 1, "message": c.summary,
+            "state": "in-progress" if c.state == "pending" and created else c.state, "commits": created,
+            "wip": max(len(created) - 1, 0), "tokens": tokens,
             # the last commit's: what the logical commit ends on
-            "build": result.get("build", "none") if c.created else None,
-            "test": result.get("test", "none") if c.created else None,
+            "build": result.get("build", "none") if created else None,
+            "test": result.get("test", "none") if created else None,
             "invented": invented, "seconds": {k: round(v, 2) for k, v in seconds.items()},
         })
     return rows
+
+
+def unrecorded(store: Store, stored: Stored) -> list[str]:
+    """Commits of the cleaned branch past those the spec records, that carry this spec's note:
+    made by a run and not yet recorded (a run writes a commit's entry with its verdict; a run
+    killed before, the next one adopts them into the current logical commit, as shown here)."""
+    spec = stored.spec
+    recorded = [full_sha(store.repo, s) for c in spec.commits for s in c.created]
+    if spec.current() is None or ownership.branch_tip(store.repo, spec.cleaned) is None:
+        return []
+    try:
+        base = str(fork_point(store.repo, spec.source, spec.remote, "").base.id)
+    except RetconError:
+        return []
+    on = ownership.chain(store.repo, spec.cleaned, base).commits
+    if on[: len(recorded)] != recorded:
+        return []
+    return [sha for sha in on[len(recorded):] if ownership.made_by(store.repo, sha, stored.name)]
 
 
 def _tree_records(store: Store, sha: str, commands: dict[CommandKind, str]) -> dict[CommandKind, tuple[str, float]]:

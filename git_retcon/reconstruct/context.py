@@ -77,11 +77,22 @@ class Run:
     # Notes of commits this run made, with what their step spent, not written yet: they go out
     # with the commit's build and test verdicts, one note write instead of two per commit.
     unwritten: dict[str, CommitNote] = field(default_factory=dict)
+    # What the spec's history gained in memory and no save has written yet (a created commit's
+    # entry waits for its verdict: one spec save per commit, not two; see record.record_commit).
+    unsaved: list[str] = field(default_factory=list)
 
     def exchange_log(self) -> ExchangeLog:
         if self.exchanges is None:
             self.exchanges = ExchangeLog(self.opts.log, say=self.ui.line)
         return self.exchanges
+
+
+def save_unsaved(run: Run, stored: Stored, message: str = "") -> None:
+    """Save the spec if anything is held back or a message says what changed."""
+    parts = [*run.unsaved, message] if message else list(run.unsaved)
+    if parts:
+        run.store.update(stored, "; ".join(parts))
+        run.unsaved.clear()
 
 
 def way_out(cleaned: str, model: str | None) -> str:
@@ -142,8 +153,13 @@ class Work:
         return ref_target(self.run.repo, self.br.cleaned_ref) or self.br.base
 
     def save(self, message: str) -> None:
-        """Write the spec (CAS) with what was appended to its history."""
-        self.run.store.update(self.stored, message)
+        """Write the spec (CAS) with what was appended to its history, including what
+        `save_later` held back."""
+        save_unsaved(self.run, self.stored, message)
+
+    def save_later(self, message: str) -> None:
+        """An entry appended to the history, written by the next save."""
+        self.run.unsaved.append(message)
 
     def stop_stuck(self, summary: str) -> NoReturn:
         self.commit.history.append(specmod.Stuck(summary))

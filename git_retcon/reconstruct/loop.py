@@ -20,7 +20,7 @@ from git_retcon.git.ownership import refuse_checked_out
 from git_retcon.git.plumbing import get_commit, ref_target
 from git_retcon.reconstruct import fixloop, record, report, steps
 from git_retcon.reconstruct.ahead import Ahead
-from git_retcon.reconstruct.context import Branches, Options, Run, Work, way_out
+from git_retcon.reconstruct.context import Branches, Options, Run, Work, save_unsaved, way_out
 from git_retcon.reconstruct.squash import finish_interrupted, squash
 from git_retcon.reconstruct.verify import check_base, verify
 from git_retcon.sandbox.pool import PoolWorktree, pool_names, remove_pool
@@ -80,6 +80,7 @@ def reconstruct(run: Run) -> None:
             stop = "budget" if isinstance(exc, BudgetStop) else "stuck" if isinstance(exc, StuckStop) else "error"
             raise
         finally:
+            save_unsaved(run, stored)   # a stop before a commit's verdict: its entry, as adoption would
             record.write_unwritten(run)
             if stop != "complete":   # the closing report says it otherwise
                 report.tokens(run)

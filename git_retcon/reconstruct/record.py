@@ -2,8 +2,10 @@
 
 One created commit: commit object, its note, the cleaned branch (CAS), the spec
 entry (CAS). The cleaned branch ref moves here and only here (`move_branch`).
-On resume, commits found on the cleaned branch past the spec's last entry are
-adopted; a logical commit becomes complete here (`complete`), once verified.
+The spec entry is written with the commit's verdict (complete, or the next commit of
+the fix loop, or a stop): one spec save per commit, not two. On resume, commits found
+on the cleaned branch past the spec's last entry are adopted, so a kill before that
+save loses nothing; a logical commit becomes complete here (`complete`), once verified.
 """
 from __future__ import annotations
 
@@ -147,7 +149,7 @@ def record_commit(w: Work, sha: str, parent: str, note: notes.CommitNote, messag
     failpoint("after-branch-ref")
     w.wt.move_head(sha)
     w.commit.history.append(specmod.CommitCreated(sha))
-    w.save(f"commit {w.k + 1}: created {short(sha)}")
+    w.save_later(f"commit {w.k + 1}: created {short(sha)}")
     failpoint("after-spec-entry")
     w.run.ui.line(f"Creating commit... {short(sha)}")
 

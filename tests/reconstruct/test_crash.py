@@ -52,6 +52,21 @@ def test_killed_between_the_writes_of_one_commit(project, point, jobs):
     assert_clean_result(project)
 
 
+def test_a_commit_made_and_not_yet_recorded_shows_in_status_and_is_adopted(project):
+    """A created commit's spec entry is written with its verdict: killed in between (here
+    right after the branch moved), status already counts the commit where the next run
+    adopts it."""
+    killed = retcon_proc(project, "run", "-m", "scripted", env={"RETCON_FAILPOINT": "after-spec-entry"})
+    assert killed.code == -signal.SIGKILL
+    made = project.rev("feature-clean")
+    first = json.loads(retcon_proc(project, "status", "--json").out)["commits"][0]
+    assert (first["state"], first["commits"]) == ("in-progress", [made])
+    assert "commit_created" not in retcon_proc(project, "spec", "show").out
+    res = retcon_proc(project, "run", "-m", "scripted")
+    assert res.code == 0 and f"Adopting {made[:7]}" in res.out, res.text
+    assert_clean_result(project)
+
+
 def test_lock_files_left_by_a_killed_git_are_cleared(project):
     killed = retcon_proc(project, "run", "-m", "scripted", env={"RETCON_FAILPOINT": "after-spec-entry"})
     assert killed.code == -signal.SIGKILL

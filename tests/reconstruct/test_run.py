@@ -70,9 +70,14 @@ def test_fix_loop_makes_a_wip_commit_from_the_remaining_diff(tmp_path, scripted)
                     turn(call("create_commit", message="add the missing helper"))],
         "2/extract": take(""),
     })
+    planned = repo.rev("refs/retcon/feature-clean")
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 0, res.text
     assert "Tests... FAIL" in res.out and "Fix attempt 1:" in res.out and "(1 WIP)" in res.out
+    # A created commit's entry is saved with its verdict: one spec save per logical commit here,
+    # the first carrying both commits the fix loop made.
+    saves = repo.log(f"{planned}..refs/retcon/feature-clean")
+    assert len(saves) == 2 and saves[1].count("created") == 2 and saves[1].endswith("commit 1 complete"), saves
     assert repo.log("main..feature-clean") == ["docs: explain main", "WIP: add the missing helper", "app: use two()"]
     fix_prompts = [json.loads(ln) for ln in log.read_text().splitlines() if json.loads(ln)["keys"] == ["1/fix/1"]]
     assert "AttributeError" in fix_prompts[0]["prompt"] and "Commit 1/2: app: use two()" in fix_prompts[0]["prompt"]

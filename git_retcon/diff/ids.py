@@ -8,6 +8,7 @@ output tokens on every apply_hunks call, so the shortest unambiguous form is the
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -22,7 +23,16 @@ _FULL = re.compile(r"\b[0-9a-f]{10}\b")
 
 
 def short_ids(ids: Iterable[str]) -> dict[str, str]:
-    """Each id's shortest prefix, at least SHOWN_MIN long, that no other of these ids begins with.
+    """Each id's shortest prefix, at least SHOWN_MIN long, that no other of these ids begins with
+    (the result is shared: read it, do not change it)."""
+    # A step names the same remaining diff several times (its prompt, each read_diff, apply_hunks'
+    # answer): sorted once, not at every call.
+    return _short_ids(tuple(ids))
+
+
+@functools.lru_cache(maxsize=8)
+def _short_ids(ids: tuple[str, ...]) -> dict[str, str]:
+    """short_ids of these ids.
     One of all digits is no line number: select.parse_items reads numbers of 6 digits or more
     after a selection as an item of their own."""
     order = sorted(set(ids))

@@ -40,7 +40,8 @@ def _short_ids(ids: tuple[str, ...]) -> dict[str, str]:
     for i, full in enumerate(order):
         need = SHOWN_MIN
         for j in (i - 1, i + 1):
-            if 0 <= j < len(order):
+            # Neighbours rarely share SHOWN_MIN digits: the common prefix is measured only when they do.
+            if 0 <= j < len(order) and order[j][:SHOWN_MIN] == full[:SHOWN_MIN]:
                 need = max(need, _common(full, order[j]) + 1)
         out[full] = full[:need]
     return out
@@ -77,7 +78,7 @@ def expand(items: list[Item], remaining: list[Hunk], as_path: Callable[[str], st
     SelectionError, so nothing is applied."""
     order = sorted(h.id for h in remaining)
     by_id = {h.id: h for h in remaining}
-    names = short_ids(order)
+    names = short_ids(h.id for h in remaining)   # as read_diff named them (the same cached answer)
     named = _named(remaining)
     out: list[Item] = []
     remarks: list[str] = []
@@ -127,12 +128,16 @@ def _begin(order: list[str], prefix: str) -> list[str]:
     return order[at:end]
 
 
-def _named(remaining: list[Hunk]) -> set[str]:
+def _named(remaining: list[Hunk]) -> frozenset[str]:
     """Every file and directory that has a remaining hunk under it (a rename's old path too)."""
+    return _named_paths(tuple(q for h in remaining for q in (h.path, h.old_path) if q))
+
+
+@functools.lru_cache(maxsize=8)
+def _named_paths(paths: tuple[str, ...]) -> frozenset[str]:
+    # Cached: each apply_hunks asks of the remaining diff the step's read_diff saw.
     out: set[str] = set()
-    for h in remaining:
-        for q in (h.path, h.old_path):
-            if q:
-                parts = q.split("/")
-                out.update("/".join(parts[:k]) for k in range(1, len(parts) + 1))
-    return out
+    for q in paths:
+        parts = q.split("/")
+        out.update("/".join(parts[:k]) for k in range(1, len(parts) + 1))
+    return frozenset(out)

@@ -79,7 +79,7 @@ def expand(items: list[Item], remaining: list[Hunk], as_path: Callable[[str], st
     order = sorted(h.id for h in remaining)
     by_id = {h.id: h for h in remaining}
     names = short_ids(h.id for h in remaining)   # as read_diff named them (the same cached answer)
-    named = _named(remaining)
+    named = sorted(q for h in remaining for q in (h.path, h.old_path) if q)
     out: list[Item] = []
     remarks: list[str] = []
     unknown_ids: list[str] = []
@@ -89,7 +89,7 @@ def expand(items: list[Item], remaining: list[Hunk], as_path: Callable[[str], st
         key = it.key or it.id
         found = [by_id[i] for i in _begin(order, key.lower())] if looks_like_id(key) else []
         path = as_path(key)
-        is_path = path in ("", ".") or path.rstrip("/") in named
+        is_path = path in ("", ".") or _under(named, path.rstrip("/"))
         if len(found) == 1:
             out.append(Item(found[0].id, it.lines, it.text))
             if is_path:
@@ -128,16 +128,11 @@ def _begin(order: list[str], prefix: str) -> list[str]:
     return order[at:end]
 
 
-def _named(remaining: list[Hunk]) -> frozenset[str]:
-    """Every file and directory that has a remaining hunk under it (a rename's old path too)."""
-    return _named_paths(tuple(q for h in remaining for q in (h.path, h.old_path) if q))
-
-
-@functools.lru_cache(maxsize=8)
-def _named_paths(paths: tuple[str, ...]) -> frozenset[str]:
-    # Cached: each apply_hunks asks of the remaining diff the step's read_diff saw.
-    out: set[str] = set()
-    for q in paths:
-        parts = q.split("/")
-        out.update("/".join(parts[:k]) for k in range(1, len(parts) + 1))
-    return frozenset(out)
+def _under(paths: list[str], p: str) -> bool:
+    """Whether one of the sorted paths is p or lies under it (bisection: an apply_hunks call
+    costs no walk of every remaining path's directories)."""
+    at = bisect.bisect_left(paths, p)
+    if at < len(paths) and paths[at] == p:
+        return True
+    below = bisect.bisect_left(paths, p + "/")
+    return below < len(paths) and paths[below].startswith(p + "/")

@@ -3,10 +3,8 @@ built and tested. Every path the model names is confined to it."""
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import subprocess
-import uuid
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
@@ -16,6 +14,7 @@ from pygit2.enums import FileMode
 from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
 from git_retcon.git.plumbing import clean_env, common_dir, git, main_workdir, make_commit
+from git_retcon.sandbox.admin import clear_locks, discard, own_admin
 from git_retcon.sandbox.watch import Watch
 from git_retcon.state.store import safe_name
 
@@ -73,10 +72,10 @@ class Worktree:
         the worktree's own lock files left by a killed run are cleared at once.
         """
         path = cls.location(repo, name)
-        admin = _own_admin(repo, path)
+        admin = own_admin(repo, path)
         if admin is None or not (admin / _READY).exists():
             return cls._create(repo, path, commit)
-        _clear_locks(admin)
+        clear_locks(admin)
         wt = cls(path)
         wt.reset(commit)
         return wt
@@ -86,7 +85,7 @@ class Worktree:
         """A fresh worktree at commit, made so that a kill at any instant leaves
         something the next call (or abort) discards: it counts as made only once
         the ready marker is in its admin dir. No hook of the user's runs."""
-        _discard(repo, path)
+        discard(repo, path)
         path.parent.mkdir(parents=True, exist_ok=True)
         top = main_workdir(repo)
         # --no-checkout: `worktree add` runs no post-checkout hook; the files come
@@ -95,7 +94,7 @@ class Worktree:
         failpoint("worktree-added")
         git(path, *_NO_HOOKS, "read-tree", "--reset", "-u", commit)
         failpoint("worktree-checked-out")
-        admin = _own_admin(repo, path)
+        admin = own_admin(repo, path)
         if admin is None:
             raise RetconError(f"git worktree add made no worktree at {path}: run the command again")
         (admin / _READY).write_text("git-retcon\n")
@@ -110,7 +109,7 @@ class Worktree:
     def remove(cls, repo: pygit2.Repository, name: str) -> bool:
         """Delete the spec's worktree, also a half-made one; nobody else's. True if
         there was anything to delete."""
-        return _discard(repo, cls.location(repo, name))
+        return discard(repo, cls.location(repo, name))
 
     def reset(self, commit: str) -> None:
         """Make index and files exactly commit's tree. Untracked files go (they could
@@ -327,89 +326,6 @@ def _git_bytes(cwd: Path, *args: str, input: bytes) -> bytes:
         err = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
         raise RetconError(f"git {args[0]} failed in {cwd}: {err[-1] if err else f'exit {proc.returncode}'}")
     return proc.stdout
-
-
-def _own_admin(repo: pygit2.Repository, path: Path) -> Path | None:
-    """The admin dir (.git/worktrees/X) of the worktree at path: the one whose
-    gitdir file points at path/.git. The other worktrees are the user's."""
-    dirs = _admin_dirs(repo, path)
-    return dirs[0] if len(dirs) == 1 and (path / ".git").is_file() else None
-
-
-def _admin_dirs(repo: pygit2.Repository, path: Path) -> list[Path]:
-    """Every admin dir that belongs to a worktree at path, complete or half made
-    (a kill inside `git worktree add` leaves one "locked: initializing")."""
-    root = common_dir(repo) / "worktrees"
-    want = (path / ".git").resolve()
-    found = []
-    try:
-        candidates = sorted(root.iterdir())
-    except OSError:
-        return []
-    for admin in candidates:
-        try:
-            target = Path((admin / "gitdir").read_text().strip())
-        except OSError:
-            continue
-        if target.resolve() == want:
-            found.append(admin)
-    return found
-
-
-def _discard(repo: pygit2.Repository, path: Path) -> bool:
-    """Delete the worktree at path and its admin dirs (locked or not: they are ours);
-    never `git worktree prune`, which would also drop a user's worktree whose
-    directory is elsewhere for a moment."""
-    admins = _admin_dirs(repo, path)
-    # A kill between `worktree add` writing path/.git and its gitdir file: the .git
-    # file names an admin dir that points nowhere yet.
-    named = _named_admin(repo, path)
-    if named is not None and named not in admins:
-        admins.append(named)
-    existed = bool(admins) or path.exists()
-    trash = common_dir(repo) / "retcon" / "trash"
-    # Each goes at once (a rename): a kill half way through a removal leaves no admin
-    # dir without its gitdir file, which git would list as a broken worktree.
-    for admin in admins:
-        _to_trash(admin, trash)
-    failpoint("worktree-discarding")
-    if path.exists() or path.is_symlink():
-        _to_trash(path, trash)
-    shutil.rmtree(trash, ignore_errors=True)  # also what a killed removal left there
-    return existed
-
-
-def _to_trash(path: Path, trash: Path) -> None:
-    trash.mkdir(parents=True, exist_ok=True)
-    try:
-        path.rename(trash / f"{path.name}-{uuid.uuid4().hex[:8]}")
-    except OSError:  # another file system (a symlinked .git/worktrees): delete in place
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _named_admin(repo: pygit2.Repository, path: Path) -> Path | None:
-    """The admin dir path/.git names, if it is one of this repository's and does not
-    name another worktree (its gitdir file, if any, points at path)."""
-    try:
-        text = (path / ".git").read_text().strip()
-    except OSError:
-        return None
-    admin = Path(text.removeprefix("gitdir:").strip())
-    root = (common_dir(repo) / "worktrees").resolve()
-    if admin.resolve().parent != root or not admin.is_dir():
-        return None
-    try:
-        target = Path((admin / "gitdir").read_text().strip())
-    except OSError:
-        return admin
-    return admin if target.resolve() == (path / ".git").resolve() else None
-
-
-def _clear_locks(admin: Path) -> None:
-    """Lock files a killed git left in the worktree's own admin dir. Only git-retcon
-    runs git there, and the caller holds the spec's run lock: they are stale."""
-    for lock in admin.glob("*.lock"):
-        lock.unlink(missing_ok=True)
 
 
 def _prune_empty_dirs(start: Path, root: Path) -> None:

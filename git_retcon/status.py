@@ -25,20 +25,21 @@ BranchState = Literal["none", "ok", "missing", "moved", "foreign"]
 def document(store: Store, stored: Stored) -> dict[str, Any]:
     """The whole status, as `status --json` prints it."""
     spec = stored.spec
-    rows = commit_rows(store, stored)
+    walk = _branch_commits(store, stored)   # one walk of the branch for its state and the rows
+    rows = commit_rows(store, stored, walk)
     spent = cost.ledger(store, stored)
     cost.add_to_rows(rows, spent)
     return {"name": stored.name, "source": spec.source, "remote": spec.remote, "cleaned": spec.cleaned,
-            "state": spec.state, "branch": branch_state(store, stored), "commits": rows,
+            "state": spec.state, "branch": branch_state(store, stored, walk), "commits": rows,
             "runs": [{"model": r.get("model"), "stop": r.get("stop"), "tokens": r.get("tokens")} for r in spent.runs]}
 
 
-def commit_rows(store: Store, stored: Stored) -> list[dict[str, Any]]:
+def commit_rows(store: Store, stored: Stored, walk: Walk) -> list[dict[str, Any]]:
     """One row per logical commit, in the `status --json` shape. Seconds add up every commit
     the logical commit made: its build and test (each tree is tested once) and model steps."""
     rows = []
     commands = configured_commands(stored)
-    current, pending = stored.spec.current(), unrecorded(store, stored)
+    current, pending = stored.spec.current(), unrecorded(store, stored, walk)
     for i, c in enumerate(stored.spec.commits):
         created = c.created + (pending if i == current else [])
         tokens = {"input": 0, "output": 0}
@@ -70,20 +71,12 @@ def commit_rows(store: Store, stored: Stored) -> list[dict[str, Any]]:
     return rows
 
 
-def unrecorded(store: Store, stored: Stored) -> list[str]:
+def unrecorded(store: Store, stored: Stored, walk: Walk) -> list[str]:
     """Commits of the cleaned branch past those the spec records, that carry this spec's note:
     made by a run and not yet recorded (a run writes a commit's entry with its verdict; a run
     killed before, the next one adopts them into the current logical commit, as shown here)."""
-    spec = stored.spec
-    recorded = [full_sha(store.repo, s) for c in spec.commits for s in c.created]
-    if spec.current() is None or ownership.branch_tip(store.repo, spec.cleaned) is None:
-        return []
-    try:
-        base = str(fork_point(store.repo, spec.source, spec.remote, "").base.id)
-    except RetconError:
-        return []
-    on = ownership.chain(store.repo, spec.cleaned, base).commits
-    if on[: len(recorded)] != recorded:
+    recorded, on = walk
+    if stored.spec.current() is None or on is None or on[: len(recorded)] != recorded:
         return []
     return [sha for sha in on[len(recorded):] if ownership.made_by(store.repo, sha, stored.name)]
 
@@ -117,22 +110,33 @@ def foreign_branch(store: Store, stored: Stored) -> str | None:
                                          any(c.history for c in spec.commits))
 
 
-def branch_state(store: Store, stored: Stored) -> BranchState:
-    """Whether the cleaned branch still holds what the spec records (status's header)."""
+# The commits the spec records (in full), and the cleaned branch's past the merge base (None: no
+# branch, or the source or remote is gone, so no merge base to count from).
+Walk = tuple[list[str], "list[str] | None"]
+
+
+def _branch_commits(store: Store, stored: Stored) -> Walk:
     repo, spec = store.repo, stored.spec
     recorded = [full_sha(repo, s) for c in spec.commits for s in c.created]
-    tip = ownership.branch_tip(repo, spec.cleaned)
-    if tip is None:
-        return "missing" if recorded else "none"
-    if foreign_branch(store, stored) is not None:
-        return "foreign"
-    if not recorded:
-        return "ok"
+    if ownership.branch_tip(repo, spec.cleaned) is None:
+        return recorded, None
     try:
         base = str(fork_point(repo, spec.source, spec.remote, "").base.id)
     except RetconError:
-        return "ok"   # the source or remote is gone: status says what it knows, check says the rest
-    return "ok" if ownership.chain(repo, spec.cleaned, base).commits[: len(recorded)] == recorded else "moved"
+        return recorded, None
+    return recorded, ownership.chain(repo, spec.cleaned, base).commits
+
+
+def branch_state(store: Store, stored: Stored, walk: Walk) -> BranchState:
+    """Whether the cleaned branch still holds what the spec records (status's header)."""
+    recorded, on = walk
+    if ownership.branch_tip(store.repo, stored.spec.cleaned) is None:
+        return "missing" if recorded else "none"
+    if foreign_branch(store, stored) is not None:
+        return "foreign"
+    if not recorded or on is None:   # no merge base: status says what it knows, check says the rest
+        return "ok"
+    return "ok" if on[: len(recorded)] == recorded else "moved"
 
 
 def _secs(value: float) -> str:

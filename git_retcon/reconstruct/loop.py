@@ -57,6 +57,7 @@ def reconstruct(run: Run) -> None:
         finish_interrupted(store, stored, run.ui.line)
         tip = record.start_branch(run, stored, br)
         record.adopt(run, stored, br, tip)
+        record.note_tip_verdicts(run, stored, tip)
         if stored.spec.current() is None:
             squashed = _squash_if_asked(run, stored)
             _remove_worktrees(run)

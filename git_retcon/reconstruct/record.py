@@ -15,7 +15,7 @@ from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
 from git_retcon.git import ownership
 from git_retcon.git.message import cleanup
-from git_retcon.git.plumbing import cas_ref, full_sha, short, signature
+from git_retcon.git.plumbing import cas_ref, full_sha, get_commit, short, signature
 from git_retcon.model.tools import Outcome
 from git_retcon.reconstruct.context import Branches, Run, Work
 from git_retcon.rework import Brief
@@ -143,8 +143,14 @@ def create_commit(w: Work, message: str, fix: bool, parent: str, brief: Brief | 
 
 def record_commit(w: Work, sha: str, parent: str, note: notes.CommitNote, message: str) -> None:
     """The writes after the commit object, in order: its note, the branch (CAS), the spec entry (CAS).
-    The build worktree holds sha's tree (the tools made it there, or it was reset to sha)."""
-    notes.write_commit(w.run.store, sha, note)
+    The build worktree holds sha's tree (the tools made it there, or it was reset to sha).
+    The notes held back (the commit before: its verdicts and what its step spent) go in the
+    same notes commit: one write per created commit."""
+    held = dict(w.run.unwritten)
+    held.pop(sha, None)
+    notes.write_commits(w.run.store, {**held, sha: note})
+    for done in held:
+        w.run.unwritten.pop(done, None)
     move_branch(w.run.repo, w.spec.cleaned, sha, parent, message.splitlines()[0])
     failpoint("after-branch-ref")
     w.wt.move_head(sha)
@@ -158,6 +164,29 @@ def complete(w: Work) -> None:
     """Logical commit k built and passed at the branch tip: it is complete."""
     w.commit.history.append(specmod.Complete())
     w.save(f"commit {w.k + 1} complete")
+    failpoint("after-complete")   # its verdicts are held for the next notes write
+
+
+def note_tip_verdicts(run: Run, stored: Stored, tip: str) -> None:
+    """A run killed after a commit's verdicts and before the next notes write left them only in
+    the tree's records (and the spec): copy them into the commit's note. Only the branch tip can
+    be so, since every notes write carries the verdicts held before it."""
+    note = notes.read_commit(run.store, tip)
+    if note is None or note.get("spec") != run.name:
+        return
+    tree = str(get_commit(run.repo, tip).tree_id)
+    found = False
+    for kind in notes.COMMAND_KINDS:
+        command = getattr(stored.spec, kind)
+        rec = notes.command_record(run.store, tree, command) if command and kind not in note else None
+        if rec is not None and rec.get("result") in ("pass", "fail"):
+            note[kind] = rec["result"]
+            found = True
+    if found:
+        for kind in notes.COMMAND_KINDS:
+            if not getattr(stored.spec, kind):
+                note.setdefault(kind, "skipped")
+        notes.write_commit(run.store, tip, note)
 
 
 def spent(w: Work, outcome: Outcome, spent: notes.Usage, retries: int, seconds: float) -> None:
@@ -187,11 +216,14 @@ def take_note(run: Run, sha: str) -> notes.CommitNote | None:
 
 
 def write_unwritten(run: Run) -> None:
-    """Write the notes still held back (a run that stops before their verdicts: stuck, an error,
-    Ctrl-C). A kill loses only what their steps spent, never a commit or a result."""
-    while run.unwritten:
-        sha, note = run.unwritten.popitem()
-        notes.write_commit(run.store, sha, note)
+    """Write the notes still held back (the run's last verdict, or a run that stops before a
+    verdict: stuck, an error, Ctrl-C), in one write. A kill loses only what they add to the note
+    written with the commit (its verdicts and what its step spent), never a commit or a
+    result: the verdicts are the tree's records (refs/notes/retcon-tests) and the spec's."""
+    held = dict(run.unwritten)
+    notes.write_commits(run.store, held)
+    for sha in held:
+        run.unwritten.pop(sha, None)
 
 
 def fill_spent(note: notes.CommitNote, spent: notes.Usage, retries: int, seconds: float) -> None:

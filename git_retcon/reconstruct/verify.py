@@ -106,8 +106,9 @@ def tree_failure(w: Work, tree: str) -> rework.Failure | None:
 
 
 def _note_results(w: Work, tip: str, results: list[Result]) -> None:
-    """The build/test verdicts go into the tested commit's own note too (with what its step spent,
-    held back until now: one write)."""
+    """The build/test verdicts go into the tested commit's own note too (with what its step spent),
+    held back and written with the next commit's note, or when the run stops: one notes write
+    per created commit."""
     note = record.take_note(w.run, tip)
     if note is None or note.get("spec") != w.run.name:
         return
@@ -117,7 +118,7 @@ def _note_results(w: Work, tip: str, results: list[Result]) -> None:
             note[kind] = r.result
         elif not w.verifier.configured(kind):
             note[kind] = "skipped"
-    notes.write_commit(w.run.store, tip, note)
+    w.run.unwritten[tip] = note
 
 
 def as_failure(r: Result) -> rework.Failure:

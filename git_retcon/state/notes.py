@@ -157,6 +157,11 @@ def write_commit(store: Store, sha: str, note: CommitNote) -> None:
     store.write_note(NOTES_REF, sha, cast("dict[str, Any]", note))
 
 
+def write_commits(store: Store, by_sha: dict[str, CommitNote]) -> None:
+    """Several commits' notes in one notes commit."""
+    store.write_notes(NOTES_REF, {sha: cast("dict[str, Any]", note) for sha, note in by_sha.items()})
+
+
 def tokens_of(note: CommitNote | None) -> Tokens:
     """The tokens a commit's note holds (zero when it has none)."""
     # int(... or 0): notes are JSON that a human or an older version may have written.

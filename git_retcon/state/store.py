@@ -142,19 +142,27 @@ class Store:
         return data if isinstance(data, dict) else None
 
     def write_note(self, ref: str, target: str, data: dict[str, Any]) -> None:
-        """Set the JSON note on target under ref, compare-and-swap, retrying on races.
+        """Set the JSON note on target under ref, compare-and-swap, retrying on races."""
+        self.write_notes(ref, {target: data})
+
+    def write_notes(self, ref: str, entries: dict[str, dict[str, Any]]) -> None:
+        """Set the JSON notes on these targets under ref in one notes commit, compare-and-swap,
+        retrying on races (a run notes a commit's verdict with the next commit's note: one
+        write, not two).
 
         libgit2 and git write notes last-writer-wins, so the notes commit is built
         aside (in memory, or on a scratch ref) and swapped into place only if ref has
         not moved."""
-        text = json.dumps(data, sort_keys=True, indent=1) + "\n"
+        if not entries:
+            return
+        texts = {t: json.dumps(d, sort_keys=True, indent=1) + "\n" for t, d in entries.items()}
         sig = signature(self.git_dir, "COMMITTER")
         lost: ConcurrentUpdate | None = None
         for attempt in range(20):
             old = ref_target(self.repo, ref)
-            new = self._flat_note(text, sig, target, old)
+            new = self._flat_note(texts, sig, old)
             if new is None:
-                new = self._scratch_note(text, sig, target, old)
+                new = self._scratch_note(texts, sig, old)
             try:
                 cas_ref(self.repo, ref, new, old, "retcon: note")
                 return
@@ -166,11 +174,11 @@ class Store:
         assert lost is not None
         raise lost
 
-    def _flat_note(self, text: str, sig: pygit2.Signature, target: str, old: str | None) -> str | None:
-        """The notes commit over old with target's note set, built in memory: no ref is
+    def _flat_note(self, texts: dict[str, str], sig: pygit2.Signature, old: str | None) -> str | None:
+        """The notes commit over old with the targets' notes set, built in memory: no ref is
         written but the one CAS. Only for a flat notes tree (as libgit2 writes them); one
         that git fanned out into xx/ subtrees (None) goes through libgit2's own writer."""
-        if len(target) != 40:
+        if any(len(target) != 40 for target in texts):
             return None   # an abbreviated id: libgit2 resolves it
         tree = get_commit(self.repo, old).tree if old else None
         # Looking through every note for a subtree would make each write grow with the notes
@@ -180,18 +188,20 @@ class Store:
                 return None
             self._flat.add(str(old))
         builder = self.repo.TreeBuilder(tree) if tree is not None else self.repo.TreeBuilder()
-        builder.insert(target, self.repo.create_blob(text.encode("utf-8")), pygit2.GIT_FILEMODE_BLOB)
+        for target, text in texts.items():
+            builder.insert(target, self.repo.create_blob(text.encode("utf-8")), pygit2.GIT_FILEMODE_BLOB)
         new = str(self.repo.create_commit(None, sig, sig, "Notes added by git-retcon\n", builder.write(),
                                           [old] if old else []))
         self._flat.add(new)
         return new
 
-    def _scratch_note(self, text: str, sig: pygit2.Signature, target: str, old: str | None) -> str:
+    def _scratch_note(self, texts: dict[str, str], sig: pygit2.Signature, old: str | None) -> str:
         scratch = f"{_SCRATCH_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
         try:
             if old:
                 self.repo.references.create(scratch, old, force=True)
-            self.repo.create_note(text, sig, sig, target, scratch, True)
+            for target, text in texts.items():
+                self.repo.create_note(text, sig, sig, target, scratch, True)
             new = ref_target(self.repo, scratch)
         finally:
             if self.repo.references.get(scratch) is not None:

@@ -67,6 +67,23 @@ def test_a_commit_made_and_not_yet_recorded_shows_in_status_and_is_adopted(proje
     assert_clean_result(project)
 
 
+def test_a_verdict_killed_before_its_note_was_written_is_noted_on_resume(project):
+    """A commit's verdicts go into its note with the next notes write (one write per commit):
+    killed in between, they are in the tree's records and the spec, status shows them, and the
+    next run copies them into the note."""
+    killed = retcon_proc(project, "run", "-m", "scripted", env={"RETCON_FAILPOINT": "after-complete"})
+    assert killed.code == -signal.SIGKILL
+    made = project.rev("feature-clean")
+    assert "test" not in json.loads(project.git("notes", "--ref=retcon", "show", made))
+    first = json.loads(retcon_proc(project, "status", "--json").out)["commits"][0]
+    assert (first["state"], first["build"], first["test"]) == ("complete", "pass", "pass")
+    res = retcon_proc(project, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    note = json.loads(project.git("notes", "--ref=retcon", "show", made))
+    assert (note["build"], note["test"]) == ("pass", "pass")
+    assert_clean_result(project)
+
+
 def test_lock_files_left_by_a_killed_git_are_cleared(project):
     killed = retcon_proc(project, "run", "-m", "scripted", env={"RETCON_FAILPOINT": "after-spec-entry"})
     assert killed.code == -signal.SIGKILL

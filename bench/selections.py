@@ -29,6 +29,8 @@ def cheapest(w: bytes, t: bytes, hunks: Sequence[H.Hunk], price: Callable[[H.Hun
     whole_only: each hunk whole or not at all (today's tools)."""
     W, T = split_lines(w), split_lines(t)
     hs = sorted(hunks, key=lambda h: (h.old_start, h.old_lines))
+    if not hs:
+        return [] if W == T else None
     spans = [(start_index(h.old_start, h.old_lines), start_index(h.old_start, h.old_lines) + h.old_lines)
              for h in hs]
     fixed = [W[a:b] for a, b in zip([0] + [e for _, e in spans], [b for b, _ in spans] + [len(W)], strict=True)]
@@ -57,8 +59,6 @@ def cheapest(w: bytes, t: bytes, hunks: Sequence[H.Hunk], price: Callable[[H.Hun
                 if q not in new_reach or total < new_reach[q][0]:
                     new_reach[q] = (total, chosen + ([(h, numbers)] if numbers else []))
         reach = new_reach
-    if not hs:
-        return [] if W == T else None
     done = reach.get(len(T))
     return None if done is None else done[1]
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import bisect
 import functools
+import operator
 import os
 import re
+import threading
 from collections.abc import Callable, Iterable
 
 from git_retcon.diff.hunk import Hunk
@@ -25,26 +27,155 @@ _FULL = re.compile(r"\b[0-9a-f]{10}\b")
 def short_ids(ids: Iterable[str]) -> dict[str, str]:
     """Each id's shortest prefix, at least SHOWN_MIN long, that no other of these ids begins with
     (the result is shared: read it, do not change it)."""
-    # A step names the same remaining diff several times (its prompt, each read_diff, apply_hunks'
-    # answer): sorted once, not at every call.
-    return _short_ids(tuple(ids))
+    return _ABBREVIATIONS.get(ids if isinstance(ids, list) else list(ids))
 
 
-@functools.lru_cache(maxsize=8)
-def _short_ids(ids: tuple[str, ...]) -> dict[str, str]:
-    """short_ids of these ids.
+def names_of(hunks: list[Hunk]) -> dict[str, str]:
+    """short_ids of the hunks' ids (the same shared answer)."""
+    return lookup(hunks).names
+
+
+class Lookup:
+    """A list of hunks found by id and by path (a rename by its old path too), worked out once
+    per remaining diff (and each part only when asked for) rather than at every read_diff and
+    apply_hunks."""
+
+    def __init__(self, hunks: list[Hunk]) -> None:
+        self.hunks = hunks
+
+    @functools.cached_property
+    def ids(self) -> list[str]:
+        return list(map(_ID, self.hunks))
+
+    @functools.cached_property
+    def by_id(self) -> dict[str, Hunk]:
+        return dict(zip(self.ids, self.hunks, strict=True))
+
+    @functools.cached_property
+    def names(self) -> dict[str, str]:
+        return _ABBREVIATIONS.get(self.ids)
+
+    @functools.cached_property
+    def sorted_ids(self) -> list[str]:
+        return sorted(self.ids)
+
+    @functools.cached_property
+    def _index(self) -> tuple[list[str], list[int]]:
+        """The paths sorted, each rename's old path among them, and the position in hunks of each."""
+        keys = [(h.path, i) for i, h in enumerate(self.hunks)]
+        keys += [(h.old_path, i) for i, h in enumerate(self.hunks) if h.old_path]
+        keys.sort()     # hunks come sorted by path: a run or two for timsort
+        return [k for k, _ in keys], [i for _, i in keys]
+
+    @property
+    def paths(self) -> list[str]:
+        return self._index[0]
+
+    def starting(self, prefix: str) -> list[Hunk]:
+        """The hunks whose path (or old path) begins with prefix, in order."""
+        at = bisect.bisect_left(self.paths, prefix)
+        return self._at(at, lambda q: q.startswith(prefix))
+
+    def covered(self, p: str) -> list[Hunk]:
+        """The hunks that covers(h, p) takes, in order (p without its trailing /)."""
+        paths, where = self._index
+        lo, hi = bisect.bisect_left(paths, p), bisect.bisect_right(paths, p)
+        return self._at(bisect.bisect_left(paths, p + "/"), lambda q: q.startswith(p + "/"), where[lo:hi])
+
+    def _at(self, at: int, match: Callable[[str], bool], also: Iterable[int] = ()) -> list[Hunk]:
+        """The hunks of the sorted paths from at on that match, and those at positions `also`."""
+        paths, where = self._index
+        end = at
+        while end < len(paths) and match(paths[end]):
+            end += 1
+        return [self.hunks[i] for i in sorted({*where[at:end], *also})]
+
+
+def lookup(hunks: list[Hunk]) -> Lookup:
+    """The Lookup of these hunks: found again while the list holds the same hunks (compared
+    element by element, by identity first, at C speed), made anew when it does not."""
+    with _LOOKUPS_LOCK:
+        for kept, found in _LOOKUPS:
+            if kept == hunks:
+                return found
+    found = Lookup(list(hunks))
+    with _LOOKUPS_LOCK:
+        _LOOKUPS[:] = [*_LOOKUPS[-3:], (found.hunks, found)]
+    return found
+
+
+_LOOKUPS: list[tuple[list[Hunk], Lookup]] = []
+_LOOKUPS_LOCK = threading.Lock()     # plan proposes in threads
+
+
+_ID = operator.attrgetter("id")
+
+
+class _Abbreviations:
+    """short_ids' answers. A step names the same remaining diff several times (its prompt, each
+    read_diff, apply_hunks' answer) and each step's diff differs from the last by a few hunks:
+    an answer is found again by comparing the list of ids (each element by identity first, at
+    C speed: no tuple to build and hash), and a new one is worked out from the last one,
+    redoing only the ids next to those that came or went (an id's form depends on its
+    neighbours in sorted order alone)."""
+
+    KEPT = 8
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()     # plan proposes in threads
+        self.answers: list[tuple[list[str], dict[str, str]]] = []
+        self.order: list[str] = []       # the last answer's ids, sorted
+        self.known: set[str] = set()
+        self.names: dict[str, str] = {}
+
+    def get(self, ids: list[str]) -> dict[str, str]:
+        with self.lock:
+            for key, names in self.answers:
+                if key == ids:
+                    return names
+            names = self._work_out(ids)
+            self.answers = [*self.answers[1 - self.KEPT:], (list(ids), names)]
+            return names
+
+    def _work_out(self, ids: list[str]) -> dict[str, str]:
+        new = set(ids)
+        gone, fresh = self.known - new, new - self.known
+        if self.known and not gone and not fresh:
+            return self.names
+        if not self.known or len(gone) + len(fresh) > len(new) // 4:
+            order = sorted(new)
+            names = {full: full[:_need(order, i)] for i, full in enumerate(order)}
+        else:
+            order, names = self.order.copy(), self.names.copy()
+            for g in gone:
+                del order[bisect.bisect_left(order, g)]
+                del names[g]
+            for f in fresh:
+                bisect.insort(order, f)
+            near: set[str] = set()
+            for x in (*gone, *fresh):
+                at = bisect.bisect_left(order, x)
+                near.update(order[max(at - 1, 0):at + 2])
+            for x in near:
+                names[x] = x[:_need(order, bisect.bisect_left(order, x))]
+        self.order, self.known, self.names = order, new, names
+        return names
+
+
+def _need(order: list[str], i: int) -> int:
+    """How many digits order[i] needs to differ from its sorted neighbours.
     One of all digits is no line number: select.parse_items reads numbers of 6 digits or more
     after a selection as an item of their own."""
-    order = sorted(set(ids))
-    out: dict[str, str] = {}
-    for i, full in enumerate(order):
-        need = SHOWN_MIN
-        for j in (i - 1, i + 1):
-            # Neighbours rarely share SHOWN_MIN digits: the common prefix is measured only when they do.
-            if 0 <= j < len(order) and order[j][:SHOWN_MIN] == full[:SHOWN_MIN]:
-                need = max(need, _common(full, order[j]) + 1)
-        out[full] = full[:need]
-    return out
+    full = order[i]
+    need = SHOWN_MIN
+    for j in (i - 1, i + 1):
+        # Neighbours rarely share SHOWN_MIN digits: the common prefix is measured only when they do.
+        if 0 <= j < len(order) and order[j][:SHOWN_MIN] == full[:SHOWN_MIN]:
+            need = max(need, _common(full, order[j]) + 1)
+    return need
+
+
+_ABBREVIATIONS = _Abbreviations()
 
 
 def _common(a: str, b: str) -> int:
@@ -76,10 +207,8 @@ def expand(items: list[Item], remaining: list[Hunk], as_path: Callable[[str], st
     path names every remaining hunk under it, whole. Returns the items and remarks for the
     answer; every item that names nothing (or names several hunks by one prefix) is in one
     SelectionError, so nothing is applied."""
-    order = sorted(h.id for h in remaining)
-    by_id = {h.id: h for h in remaining}
-    names = short_ids(h.id for h in remaining)   # as read_diff named them (the same cached answer)
-    named = sorted(q for h in remaining for q in (h.path, h.old_path) if q)
+    look = lookup(remaining)    # as read_diff found and named them (the same cached answer)
+    order, by_id, names, named = look.sorted_ids, look.by_id, look.names, look.paths
     out: list[Item] = []
     remarks: list[str] = []
     unknown_ids: list[str] = []
@@ -99,7 +228,8 @@ def expand(items: list[Item], remaining: list[Hunk], as_path: Callable[[str], st
             problems.append(f"{it.text}: a path takes its hunks whole; to take some lines, name a hunk id "
                             f"(read_diff({path!r}) numbers them)")
         elif is_path:
-            out += [Item(h.id, None, names[h.id]) for h in remaining if covers(h, path)]
+            took = remaining if path in ("", ".") else look.covered(path.rstrip("/"))
+            out += [Item(h.id, None, names[h.id]) for h in took]
         elif found:
             problems.append(f"{key} is ambiguous: it begins {len(found)} hunk ids: "
                             + ", ".join(f"{names[h.id]} ({h.path})" for h in found[:20]))

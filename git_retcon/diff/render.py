@@ -1,10 +1,12 @@
 """The remaining diff as text: read_diff's pages, the prompts' hunk index, assigned ids."""
 from __future__ import annotations
 
-import bisect
 import functools
 import itertools
-from collections.abc import Iterable
+import operator
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Generic, TypeVar
 
 from git_retcon.diff.hunk import (
     MODE_GITLINK,
@@ -15,14 +17,41 @@ from git_retcon.diff.hunk import (
     is_text_entry,
     split_lines,
 )
-from git_retcon.diff.ids import short_ids
+from git_retcon.diff.ids import lookup, names_of
 from git_retcon.diff.select import selectable
+
+_PATH = operator.attrgetter("path")
+_ADDED = operator.attrgetter("added_lines")
+_REMOVED = operator.attrgetter("removed_lines")
 
 
 def stat(hunks: list[Hunk]) -> tuple[int, int, int]:
     """(files, added lines, removed lines)."""
-    files = {h.path for h in hunks}
-    return len(files), sum(h.added_lines for h in hunks), sum(h.removed_lines for h in hunks)
+    # map and attrgetter: a prompt counts the whole remaining diff at every step, so at C speed.
+    return len(set(map(_PATH, hunks))), sum(map(_ADDED, hunks)), sum(map(_REMOVED, hunks))
+
+
+_T = TypeVar("_T")
+
+
+class _PerHunk(Generic[_T]):
+    """A value worked out from one hunk alone, kept while the hunk lives: a step only works out
+    those of the hunks that are new since the last (hunks are immutable, and the remaining diff
+    keeps the same objects from step to step). Found by the object's identity: an entry goes
+    when its hunk dies, before its id() can be reused."""
+
+    def __init__(self, make: Callable[[Hunk], _T]) -> None:
+        self.make = make
+        self.kept: dict[int, tuple[weakref.ref[Hunk], _T]] = {}
+
+    def __call__(self, h: Hunk) -> _T:
+        got = self.kept.get(id(h))
+        if got is not None and got[0]() is h:
+            return got[1]
+        value = self.make(h)
+        kept, key = self.kept, id(h)
+        kept[key] = (weakref.ref(h, lambda _: kept.pop(key, None)), value)
+        return value
 
 
 def _summary(hunks: list[Hunk]) -> str:
@@ -117,6 +146,21 @@ def _block(h: Hunk, shown: str) -> list[str]:
     return lines
 
 
+# A hunk's block as text, for the name it was last shown by (a name changes only when an id
+# next to it in sorted order comes or goes).
+_BLOCKS: _PerHunk[dict[str, str]] = _PerHunk(lambda h: {})
+
+
+def _cut_text(h: Hunk, shown: str, avail: int) -> str:
+    """_cut_block of h's block: worked out once per hunk and name, not at every read_diff."""
+    texts = _BLOCKS(h)
+    text = texts.get(shown)
+    if text is None:
+        texts.clear()
+        text = texts[shown] = "\n".join(_block(h, shown))
+    return text if len(text) <= avail else _cut_block(shown, _block(h, shown), avail)
+
+
 def _cut_block(shown: str, lines: list[str], avail: int) -> str:
     text = "\n".join(lines)
     if len(text) <= avail:
@@ -144,22 +188,9 @@ def _filtered(hunks: list[Hunk], path_prefix: str) -> list[Hunk]:
     prefix = prefix.lstrip("/")
     if prefix in ("", "."):
         return list(hunks)
-    paths, order = _path_index(tuple(h.path for h in hunks))
-    # The hunks whose path begins with prefix are one run of the sorted paths: no scan of them all
-    # at every read_diff (a run asks several times per commit, of a remaining diff that shrinks
-    # with each); a rename is also found by its old path.
-    at = bisect.bisect_left(paths, prefix)
-    end = bisect.bisect_left(paths, prefix + "\U0010ffff", at)
-    picked = set(order[at:end])
-    picked.update(i for i, h in enumerate(hunks) if h.old_path and h.old_path.startswith(prefix))
-    return [hunks[i] for i in sorted(picked)]
-
-
-@functools.lru_cache(maxsize=4)
-def _path_index(paths: tuple[str, ...]) -> tuple[list[str], list[int]]:
-    """The paths sorted, and where each sorted one stands in `paths`."""
-    order = sorted(range(len(paths)), key=paths.__getitem__)
-    return [paths[i] for i in order], order
+    # The hunks whose path (or a rename's old path) begins with prefix are one run of the sorted
+    # paths: no scan of them all at every read_diff (a run asks several times per commit).
+    return lookup(hunks).starting(prefix)
 
 
 def render(hunks: list[Hunk], *, path_prefix: str = "", page: int = 1, budget: int = 24000) -> str:
@@ -186,8 +217,8 @@ def render(hunks: list[Hunk], *, path_prefix: str = "", page: int = 1, budget: i
     n = len(selected)
     reserve = len(header(n, n)) + 2 + len(trailer(n)) + 2
     avail = max(budget - reserve, 1)
-    names = short_ids(h.id for h in hunks)
-    blocks = [_cut_block(names[h.id], _block(h, names[h.id]), avail) for h in selected]
+    names = names_of(hunks)
+    blocks = [_cut_text(h, names[h.id], avail) for h in selected]
 
     pages: list[list[str]] = [[]]
     used = 0
@@ -249,25 +280,29 @@ def index_lines(hunks: list[Hunk], *, budget: int = 12000, short: bool = False) 
     if not hunks:
         return _fit("no remaining changes", budget)
     names: dict[str, str] = {}      # the ids as shown, made only for a form that lists them
+    n = len(hunks)
     # Each form is built only as far as the budget: a long remaining diff is not rendered
     # in full at every step only to be dropped.
     # A form whose shortest possible lines already pass the budget is not built at all (an id
-    # shows at least 4 characters, a kind 3, each count 2; the lines are joined by newlines).
-    if sum(len(h.path) for h in hunks) + len(hunks) * 16 - 1 <= budget:
+    # shows at least 4 characters, a kind 3, each count 2; the lines are joined by newlines);
+    # the count alone rules out most, before the paths are measured.
+    if n * 17 - 1 <= budget and sum(map(len, map(_PATH, hunks))) + n * 16 - 1 <= budget:
         names = names or _names(hunks, short)
-        per_hunk = _within(budget, (
-            f"{names[h.id]} {h.path} {h.kind} +{h.added_lines} -{h.removed_lines} {_trim(_first_change(h))}".rstrip()
-            for h in hunks))
+        per_hunk = _within(budget, (f"{names[h.id]} {_INDEX_LINE(h)}" for h in hunks))
         if per_hunk is not None:
             return per_hunk
 
     files: dict[str, list[Hunk]] = {}
     for h in hunks:
-        files.setdefault(h.path, []).append(h)
+        hs = files.get(h.path)
+        if hs is None:
+            files[h.path] = [h]
+        else:
+            hs.append(h)
     # Each file's hunks and lines, counted once for the summary and every form below.
-    sizes = [(p, len(hs), sum(h.added_lines for h in hs), sum(h.removed_lines for h in hs)) for p, hs in files.items()]
-    lead = _summary_text(len(hunks), len(files), sum(s[2] for s in sizes), sum(s[3] for s in sizes))
-    if sum(len(p) + 20 for p in files) + len(hunks) * 5 <= budget:
+    sizes = [(p, len(hs), sum(map(_ADDED, hs)), sum(map(_REMOVED, hs))) for p, hs in files.items()]
+    lead = _summary_text(n, len(files), sum(s[2] for s in sizes), sum(s[3] for s in sizes))
+    if len(files) * 21 + n * 5 <= budget and sum(map(len, files)) + len(files) * 20 + n * 5 <= budget:
         names = names or _names(hunks, short)
         per_file = _within(budget, itertools.chain(
             [lead + ", by file:"],
@@ -312,7 +347,14 @@ def index_lines(hunks: list[Hunk], *, budget: int = 12000, short: bool = False) 
 
 
 def _names(hunks: list[Hunk], short: bool) -> dict[str, str]:
-    return short_ids(h.id for h in hunks) if short else {h.id: h.id for h in hunks}
+    return names_of(hunks) if short else {h.id: h.id for h in hunks}
+
+
+# A hunk's index line after its id (the id as shown depends on the other hunks): worked out
+# once per hunk, not at every step's prompt. The whole line's rstrip is this part's: the kind
+# is never blank.
+_INDEX_LINE: _PerHunk[str] = _PerHunk(lambda h: (
+    f"{h.path} {h.kind} +{h.added_lines} -{h.removed_lines} {_trim(_first_change(h))}".rstrip()))
 
 
 ASSIGNED_BUDGET = 12000
@@ -343,7 +385,7 @@ def assigned_text(ids: list[str], remaining: list[Hunk]) -> str:
     read_diff shows them."""
     if not ids:
         return "(none)"
-    names = short_ids(h.id for h in remaining)
+    names = names_of(remaining)
     live = [names[i] for i in ids if i in names]
     shown = live[: ASSIGNED_BUDGET // 11]
     text = " ".join(shown) if shown else "(none left)"

@@ -1,8 +1,10 @@
 """The per-step shortcuts (answers kept per list and per hunk, worked out from the last
 answer, found by bisection) give exactly what straightforward references give, on random
-inputs."""
+inputs: short ids, read_diff's filter and pages, the prompts' index, path items."""
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import os
 import random
 
@@ -10,6 +12,8 @@ import pytest
 
 from git_retcon import diff as H
 from git_retcon.diff.ids import covers
+
+R = importlib.import_module("git_retcon.diff.render")   # the package's `render` is the function
 
 
 def ref_short_ids(ids: list[str]) -> dict[str, str]:
@@ -83,6 +87,93 @@ def random_hunks(rnd: random.Random, n: int) -> list[H.Hunk]:
             fields.update(added=b"\0bin", old_mode=0o100644, new_mode=0o100644, old_size=3)
         out.append(H.Hunk(**fields))
     return sorted(out, key=lambda h: h.path)
+
+
+def fresh(hunks: list[H.Hunk]) -> list[H.Hunk]:
+    """Equal hunks that are other objects: nothing kept for them."""
+    return [dataclasses.replace(h) for h in hunks]
+
+
+PREFIXES = ["", ".", "src", "src/", "./src/sub", "/src", "src.txt", "a", "a/", ".github/", "docs/y/z.md",
+            "docs/x.md.old", "nothing/", "é/"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_read_diff_filters_and_pages_a_shrinking_diff_as_worked_out_afresh(seed):
+    rnd = random.Random(seed)
+    hunks = random_hunks(rnd, 120)
+    while hunks:
+        for prefix in rnd.sample(PREFIXES, 4):
+            p = prefix.strip()
+            while p.startswith("./"):
+                p = p[2:]
+            p = p.lstrip("/")
+            assert R._filtered(hunks, prefix) == [
+                h for h in hunks if p in ("", ".") or h.path.startswith(p) or (h.old_path or "").startswith(p)]
+            for page, budget in ((1, 24000), (rnd.randint(1, 3), 900), (2, 300)):
+                got = H.render(hunks, path_prefix=prefix, page=page, budget=budget)
+                assert got == H.render(fresh(hunks), path_prefix=prefix, page=page, budget=budget)
+        hunks = [h for h in hunks if rnd.random() > 0.15]
+
+
+def ref_index_lines(hunks: list[H.Hunk], budget: int, short: bool) -> str:
+    """The first form whose whole text fits, each built in full."""
+    if not hunks:
+        return "no remaining changes"[:budget]
+    names = ref_short_ids([h.id for h in hunks]) if short else {h.id: h.id for h in hunks}
+    text = "\n".join(f"{names[h.id]} {h.path} {h.kind} +{h.added_lines} -{h.removed_lines} "
+                     f"{R._trim(R._first_change(h))}".rstrip() for h in hunks)
+    if len(text) <= budget:
+        return text
+    files: dict[str, list[H.Hunk]] = {}
+    for h in hunks:
+        files.setdefault(h.path, []).append(h)
+    lead = R._summary_text(len(hunks), len(files), sum(h.added_lines for h in hunks),
+                           sum(h.removed_lines for h in hunks))
+    text = "\n".join([lead + ", by file:"] + [
+        f"{p}: {len(hs)} hunk{'s' if len(hs) != 1 else ''} +{sum(h.added_lines for h in hs)} "
+        f"-{sum(h.removed_lines for h in hs)} ids: {' '.join(names[h.id] for h in hs)}" for p, hs in files.items()])
+    if len(text) <= budget:
+        return text
+    final = "call read_diff(path=...) for details"
+    rows: list[str] = []
+    for depth in (3, 2, 1):
+        groups: dict[str, list[H.Hunk]] = {}
+        for h in hunks:
+            parts = h.path.split("/")[:-1][:depth]
+            groups.setdefault("/".join(parts) + "/" if parts else "(top level)", []).append(h)
+        rows = [f"{d}: {len({h.path for h in hs})} files, {len(hs)} hunks +{sum(h.added_lines for h in hs)} "
+                f"-{sum(h.removed_lines for h in hs)}" for d, hs in groups.items()]
+        text = "\n".join([lead + ", by directory:", *rows, final])
+        if len(text) <= budget:
+            return text
+    for head in ([lead + ", by directory:"], []):
+        kept = list(head)
+        for i, row in enumerate(rows):
+            more = f"... and {len(rows) - i} more directories"
+            if len("\n".join([*kept, row, more, final])) > budget:
+                kept.append(more)
+                break
+            kept.append(row)
+        text = "\n".join([*kept, final])
+        if len(text) <= budget:
+            return text
+    return final[:budget]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_index_of_a_shrinking_diff_is_the_first_form_that_fits(seed):
+    rnd = random.Random(seed)
+    hunks = random_hunks(rnd, 150)
+    deep = [dataclasses.replace(h, id=random_id(rnd), path=f"d{i % 7}/e{i % 3}/f{i % 2}/g/{h.path}")
+            for i, h in enumerate(random_hunks(rnd, 150))]
+    hunks = list({h.id: h for h in hunks + deep}.values())
+    rnd.shuffle(hunks)     # the plan's lists are in any order
+    while hunks:
+        for budget in (40, 120, 400, 1500, 4000, 12000, 10 ** 6):
+            for short in (True, False):
+                assert H.index_lines(hunks, budget=budget, short=short) == ref_index_lines(hunks, budget, short)
+        hunks = [h for h in hunks if rnd.random() > 0.1]
 
 
 @pytest.mark.parametrize("seed", range(3))

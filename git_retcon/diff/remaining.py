@@ -6,6 +6,7 @@ on its own.
 """
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from typing import TYPE_CHECKING, Protocol
 
@@ -203,13 +204,6 @@ def _entry(tree: pygit2.Tree, path: str) -> _Entry | None:
     return _Entry(path, obj.id, obj.filemode)
 
 
-def _order(h: Hunk) -> tuple[str, int, int]:
-    """The sort key remaining() gave the hunk."""
-    if h.kind == "modify":
-        return (h.path, 1, h.old_start)
-    return (h.path, 2 if h.kind == "mode" else 0, 0)
-
-
 class RemainingDiff:
     """remaining(tree, target) for a tree that moves a few paths at a time: only the
     paths that changed since the last tree asked for are diffed again.
@@ -217,7 +211,11 @@ class RemainingDiff:
     A step applies a few hunks, so diffing the whole tree each time would make a run
     grow with the square of its commits. Whatever could pair differently under rename
     detection (a path that appears or goes, a rename hunk) or read other attributes (a
-    .gitattributes) is diffed whole, so the answer is always remaining()'s."""
+    .gitattributes) is diffed whole, so the answer is always remaining()'s.
+
+    Nor is the whole list walked or sorted again: the hunks of a changed path are one run of
+    the list (it is in path order), found by bisection over their paths and replaced there.
+    The list answered is a new one each time the tree moves (callers keep answers by list)."""
 
     def __init__(self, repo: pygit2.Repository, target_tree: pygit2.Oid | str):
         self.repo = repo
@@ -225,11 +223,17 @@ class RemainingDiff:
         self.target_id = str(self.target.id)
         self.tree: str | None = None
         self.hunks: list[Hunk] = []
+        self._paths: list[str] = []      # each hunk's path, in the same (sorted) order
+        self._renamed: set[str] = set()  # the paths and old paths of the rename hunks
 
     def at(self, tree: str) -> list[Hunk]:
         if tree != self.tree:
             hunks = self._update(tree) if self.tree is not None else None
-            self.hunks = hunks if hunks is not None else remaining(self.repo, tree, self.target_id)
+            if hunks is None:
+                hunks = remaining(self.repo, tree, self.target_id)
+                self._paths = [h.path for h in hunks]
+                self._renamed = {p for h in hunks if h.kind == "rename" for p in (h.path, h.old_path) if p}
+            self.hunks = hunks
             self.tree = tree
         return self.hunks
 
@@ -241,7 +245,7 @@ class RemainingDiff:
             changed.update((delta.old_file.path, delta.new_file.path))
         if any(p == ".gitattributes" or p.endswith("/.gitattributes") for p in changed):
             return None
-        if any(h.kind == "rename" and (h.path in changed or h.old_path in changed) for h in self.hunks):
+        if not self._renamed.isdisjoint(changed):
             return None
         raw: list[_Raw] = []
         for path in changed:
@@ -255,6 +259,24 @@ class RemainingDiff:
             if not (is_file_mode(cur.mode) and is_file_mode(want.mode)):
                 return None
             _collect(self.repo, DeltaStatus.MODIFIED, cur, want, raw)
-        kept = [h for h in self.hunks if h.path not in changed]
-        fresh = _identify(raw)
-        return sorted(kept + fresh, key=_order) if fresh else kept
+        fresh: dict[str, list[Hunk]] = {}
+        for h in _identify(raw):
+            fresh.setdefault(h.path, []).append(h)
+        # Each changed path's run of hunks (none of them a rename: those were diffed whole)
+        # gives way to its fresh ones, at the same place in the path order.
+        hunks: list[Hunk] = []
+        paths: list[str] = []
+        done = 0
+        for path in sorted(changed):
+            at = bisect.bisect_left(self._paths, path, done)
+            end = bisect.bisect_right(self._paths, path, at)
+            got = fresh.get(path, [])
+            hunks += self.hunks[done:at]
+            hunks += got
+            paths += self._paths[done:at]
+            paths += [path] * len(got)
+            done = end
+        hunks += self.hunks[done:]
+        paths += self._paths[done:]
+        self._paths = paths
+        return hunks

@@ -81,3 +81,40 @@ def test_it_follows_a_tree_that_moved_away_and_back(repo):
     inc = RemainingDiff(prepo, repo.tree(target))
     for tree in (repo.tree(base), repo.tree(target), repo.tree(f"{target}~1"), repo.tree(base)):
         assert inc.at(tree) == H.remaining(prepo, tree, repo.tree(target))
+
+
+def test_many_paths_each_replaced_where_it_sorts(repo):
+    """Paths that sort close together ('a/b' < 'a-b' < 'a.b' < 'a/b/c' ...), several hunks each:
+    each step's changed paths give way to their fresh hunks in remaining()'s order, and a path
+    with no hunks left gets some again (a hand edit) in its place."""
+    names = [f"{d}{s}" for d in ("a/b", "a-b", "a.b", "a", "A", "a/b/c", "z", "é") for s in ("", "/x.py", "-y.py")]
+    names = [n for n in names if not any(m.startswith(n + "/") for m in names)]   # a file is no directory
+    base = {n: _lines(n, 30) for n in names}
+    repo.commit("base", base)
+    b = repo.rev("HEAD")
+    target = {}
+    for n in names:
+        lines = _lines(n, 30).splitlines(keepends=True)
+        lines[2], lines[12], lines[22] = "two\n", "twelve\n", "twenty-two\n"
+        target[n] = "".join(lines)
+    repo.commit("target", target)
+    prepo = pygit2.Repository(str(repo.path))
+    workdir = repo.path.parent / "wt"
+    repo.git("worktree", "add", "-q", "--detach", str(workdir), b)
+    index = pygit2.Index()
+    index.read_tree(prepo[pygit2.Oid(hex=repo.tree(b))])
+    target_tree = repo.tree("HEAD")
+    inc = RemainingDiff(prepo, target_tree)
+    rnd = random.Random(7)
+    for _ in range(60):
+        tree = str(index.write_tree(prepo))
+        whole = H.remaining(prepo, tree, target_tree)
+        assert inc.at(tree) == whole
+        if not whole:
+            break
+        H.apply(prepo, index, workdir, rnd.sample(whole, min(len(whole), rnd.randint(1, 4))))
+        if rnd.random() < 0.3:   # a hand edit: some path, done or not, gets a line of its own
+            n = rnd.choice(names)
+            index.add(pygit2.IndexEntry(n, prepo.create_blob(target[n] + "mine\n"), pygit2.GIT_FILEMODE_BLOB))
+    else:
+        raise AssertionError("the hand edits kept it from ever being done")

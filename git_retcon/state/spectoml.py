@@ -8,12 +8,12 @@ ten times as long per save, which a run makes several times per commit.
 """
 from __future__ import annotations
 
-import functools
 import re
 
 from git_retcon.state.spec import (
     CommitCreated,
     Entry,
+    LogicalCommit,
     Resolved,
     Spec,
     SpecError,
@@ -89,13 +89,27 @@ def dump(spec: Spec) -> str:
             _check(value, f"'{name}'")
             lines.append(f"{name} = {_str(value)}")
     for k, c in enumerate(spec.commits):
-        lines.append(_commit(k, c.message, c.hints, tuple(c.paths), tuple(c.hunks), tuple(c.history)))
+        lines.append(_commit_text(k, c))
     return "\n".join(lines) + "\n"
 
 
 # A run saves the spec twice per created commit, and all but one [[commit]] are as they
-# were: each is rendered once (else a run of K commits would grow with K squared).
-@functools.lru_cache(maxsize=4096)
+# were: each is rendered once (else a run of K commits would grow with K squared). Kept per
+# position with the fields it was made from; a save compares those (lists element by element,
+# by identity first) rather than building and hashing a key of every field of every commit.
+_COMMITS: dict[int, tuple[str, str, list[str], list[str], list[Entry], str]] = {}
+
+
+def _commit_text(k: int, c: LogicalCommit) -> str:
+    got = _COMMITS.get(k)
+    if (got is not None and got[0] == c.message and got[1] == c.hints and got[2] == c.paths
+            and got[3] == c.hunks and got[4] == c.history):
+        return got[5]
+    text = _commit(k, c.message, c.hints, tuple(c.paths), tuple(c.hunks), tuple(c.history))
+    _COMMITS[k] = (c.message, c.hints, list(c.paths), list(c.hunks), list(c.history), text)
+    return text
+
+
 def _commit(k: int, message: str, hints: str, paths: tuple[str, ...], hunks: tuple[str, ...],
             history: tuple[Entry, ...]) -> str:
     ctx = f"commit {k + 1}"

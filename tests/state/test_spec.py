@@ -462,3 +462,42 @@ def test_validation_errors(text, line, words):
 def test_default_filename_in_errors():
     with pytest.raises(SpecError, match=r"^spec\.toml line 1: 'source' is missing"):
         parse('remote = "r"\ncleaned = "c"\n')
+
+
+def test_dump_of_a_spec_changed_in_place_equals_a_dump_from_nothing():
+    """dump keeps each [[commit]]'s text while its fields are as they were: whatever changes in
+    place (a history entry appended or swapped for an equal-looking one, a message, a path, a
+    commit inserted ahead so that all move down one) is written anew, as from nothing."""
+    from git_retcon.state import spectoml
+
+    rng = random.Random(12)
+    spec = Spec(source="s", remote="r", cleaned="c", commits=[
+        LogicalCommit(message=f"m{i}", hints=f"h{i}", paths=[f"p{i}/*"]) for i in range(12)])
+
+    def change() -> None:
+        c = rng.choice(spec.commits)
+        r = rng.random()
+        if r < 0.3:
+            c.history.append(rng.choice([CommitCreated("ab12"), Squashed("ab12"), Stuck("x\ny"), Resolved("ok"),
+                                         Complete()]))
+        elif r < 0.4 and c.history:
+            sha = getattr(c.history[-1], "sha", "ab12")
+            c.history[-1] = Squashed(sha) if isinstance(c.history[-1], CommitCreated) else CommitCreated(sha)
+        elif r < 0.5:
+            c.message += rng.choice(["!", "\nbody", "\\"])
+        elif r < 0.6:
+            c.paths.append(f"q{rng.randint(0, 9)}")
+        elif r < 0.7:
+            c.paths[:] = c.paths[:1]
+        elif r < 0.8:
+            c.hunks.append(f"{rng.randrange(16 ** 10):010x}")
+        elif r < 0.9:
+            spec.commits.insert(rng.randint(0, len(spec.commits)), LogicalCommit(message="new", hints="h"))
+        elif len(spec.commits) > 1:
+            spec.commits.pop(rng.randrange(len(spec.commits)))
+
+    for _ in range(300):
+        change()
+        text = dump(spec)
+        spectoml._COMMITS.clear()
+        assert text == dump(spec)

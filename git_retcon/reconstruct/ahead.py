@@ -189,7 +189,7 @@ class Ahead:
         session = steps.session(ahead, False, parent, on_commit=lambda message, invented: self._hold(
             ahead, held, message, invented))
         values = steps.prompt_values(ahead, session)
-        w.run.ui.line("Extracting relevant changes...")
+        w.run.ui.line(steps.extracting_line(ahead))
         outcome = steps.step_ahead(ahead, "extract.md", values, session,
                                    on_spent=lambda o, spent, retries, secs: self._spent(ahead, held, o, spent, retries,
                                                                                      secs))

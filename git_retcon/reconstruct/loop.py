@@ -118,7 +118,7 @@ def _extract(w: Work, tip: str) -> None:
     """The model picks and applies this commit's changes and commits them on tip."""
     session = steps.session(w, False, tip)
     values = steps.prompt_values(w, session)
-    w.run.ui.line("Extracting relevant changes...")
+    w.run.ui.line(steps.extracting_line(w))
     steps.step(w, "extract.md", values, session)
 
 

@@ -4,10 +4,12 @@ tools' session, the call, and the tokens it spent, counted against --max-tokens.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 
 from git_retcon import diff as hunks
 from git_retcon.git.plumbing import get_commit
+from git_retcon.model.args import ToolError
 from git_retcon.model.choose import BUILTIN
 from git_retcon.model.retry import retry_line
 from git_retcon.model.step import ModelUnavailable, StepResult, run_step, template
@@ -73,7 +75,7 @@ def resolution_text(commit: specmod.LogicalCommit) -> str:
 
 def step(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> Outcome:
     """Run one step with the prompt template prompt_file; stuck and budget stops end the run."""
-    if _spent_all(w):
+    if _spent_all(w) and not takes_the_rest(w, s.fix):
         w.stop_budget()
     try:
         res = _call(w, prompt_file, values, s)
@@ -92,7 +94,7 @@ def step_ahead(w: Work, prompt_file: str, values: dict[str, str], s: Session,
                on_spent: Callable[[Outcome, notes.Usage, int, float], None]) -> Outcome | None:
     """step() for work done ahead (--jobs): nothing here stops the run or goes into the spec.
     None when the budget or the backend cut it short: the commit's own turn meets them again."""
-    if _spent_all(w):
+    if _spent_all(w) and not takes_the_rest(w, s.fix):
         return None
     try:
         res = _call(w, prompt_file, values, s)
@@ -107,8 +109,38 @@ def _spent_all(w: Work) -> bool:
     return limit is not None and w.run.tally.tokens >= limit
 
 
+def takes_the_rest(w: Work, fix: bool) -> bool:
+    """The last logical commit's extraction: its tree must be the source tip's, so there is
+    nothing to judge and no model is called (the tokens of a whole step saved)."""
+    return not fix and w.k == w.n - 1
+
+
+def extracting_line(w: Work) -> str:
+    return ("Taking every remaining change: the last commit ends at the source's tree (no model needed)..."
+            if takes_the_rest(w, False) else "Extracting relevant changes...")
+
+
+def _the_rest(s: Session) -> StepResult:
+    """The last commit's step in plain code, through the same tools a model calls: every
+    remaining hunk, then create_commit with the spec's message."""
+    start = time.monotonic()
+    if not s.remaining():
+        s.give_up("nothing is left for the last commit: the commits before it already hold every change "
+                  "of the source; drop it from the spec (git retcon spec edit) and run again")
+    else:
+        try:
+            s.apply_hunks(["."])
+            s.create_commit("")
+        except ToolError as exc:   # kept for a human: what stopped plain code stops a model too
+            s.give_up(f"taking every remaining change failed: {exc}")
+    assert s.outcome is not None
+    return StepResult(s.outcome, seconds=time.monotonic() - start)
+
+
 def _call(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> StepResult:
     run = w.run
+    if takes_the_rest(w, s.fix):
+        return _the_rest(s)
     # Every wait on the model shows its elapsed time, and the retry under way, on the live line.
     with run.ui.waiting(f"Waiting for {w.model.model_id}") as tail:
         return run_step(w.model, template("system.md").template, template(prompt_file).substitute(values),
@@ -123,7 +155,8 @@ def _account(w: Work, res: StepResult, on_spent: Callable[[Outcome, notes.Usage,
     spent = notes.usage(res.input_tokens, res.output_tokens, res.calls)
     w.run.tally.add(w.k + 1, spent)
     on_spent(res.outcome, spent, res.retries, res.seconds)
-    w.run.ui.detail(f"model: {res.calls} calls, {res.input_tokens} tokens in, {res.output_tokens} out")
+    if res.calls:   # a step plain code took (the last commit's) called no model
+        w.run.ui.detail(f"model: {res.calls} calls, {res.input_tokens} tokens in, {res.output_tokens} out")
 
 
 def _over_budget(limit: int | None, before: int) -> Callable[[int], bool] | None:

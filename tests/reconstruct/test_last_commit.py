@@ -1,0 +1,45 @@
+"""The last logical commit's tree is the source tip's: there is nothing to judge, so plain code
+takes every remaining change and no model is called for its extraction."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from testing.flow import SPEC, feature_repo, retcon, take
+
+
+@pytest.fixture
+def project(tmp_path):
+    repo = feature_repo(tmp_path / "repo")
+    (tmp_path / "spec.toml").write_text(SPEC)
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
+    return repo
+
+
+def test_the_last_commit_is_taken_by_plain_code_without_a_model_call(project, scripted):
+    # No script for commit 3: a model call for it would find no turn to play and stop stuck.
+    log = scripted({"1/extract": take("util.py"), "2/extract": take("app.py")})
+    res = retcon(project, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert "Taking every remaining change: the last commit ends at the source's tree" in res.out
+    prompts = [json.loads(ln)["prompt"] for ln in log.read_text().splitlines()]
+    assert prompts and not any(p.startswith("Commit 3/3") for p in prompts)
+    assert project.log("main..feature-clean") == ["docs: explain main", "app: use two()", "util: add two()"]
+    assert project.tree("feature-clean") == project.tree("feature")
+    last = project.git("diff", "--name-only", "feature-clean~1", "feature-clean").split()
+    assert last == ["README", "notes/todo.txt"]
+    note = json.loads(project.git("notes", "--ref=retcon", "show", project.rev("feature-clean")))
+    assert (note["index"], note["kind"], note["test"]) == (3, "initial", "pass")
+    assert note["tokens"] == {"input": 0, "output": 0} and note["model_calls"] == 0
+    rows = json.loads(retcon(project, "status", "--json").out)["commits"]
+    assert rows[2]["tokens"] == {"input": 0, "output": 0} and rows[0]["tokens"]["input"] > 0
+
+
+def test_a_last_commit_left_with_nothing_stops_stuck_saying_so(project, scripted):
+    scripted({"1/extract": take("util.py"), "2/extract": take("")})   # commit 2 takes everything left
+    res = retcon(project, "run", "-m", "scripted")
+    assert res.code == 3
+    assert "nothing is left for the last commit" in res.err
+    assert project.tree("feature-clean") == project.tree("feature")
+    assert retcon(project, "status", "--json").code == 0

@@ -10,8 +10,8 @@ The script (JSON, path in $RETCON_SCRIPT) maps a step to the turns the model pla
 The step key comes from the prompt (`Commit k/N`, `Step: extract` or `Step: fix
 (attempt a)`), the turn from the number of model turns so far, so the model is
 stateless and survives the process being killed. "$ids:PREFIX" expands to the
-hunk ids under PREFIX seen in the prompt or in earlier tool results ("$ids_json:"
-and "$ids_csv:" to them as one JSON or comma-separated string). Every call
+hunk ids under PREFIX seen in the prompt or in earlier tool results (under any of
+"A|B|..."; "$ids_json:" and "$ids_csv:" to them as one JSON or comma-separated string). Every call
 is appended to $RETCON_SCRIPT_LOG (JSON lines) for tests to assert on.
 
 Plan prompts (`Step: plan`, `Step: plan-chunk`, `Step: plan-combine`, each
@@ -89,8 +89,9 @@ def _expand(value: Any, seen: list[tuple[str, str]], text: str = "") -> Any:
     if isinstance(value, str) and value.startswith(("$ids:", "$ids_json:", "$ids_csv:")):
         form, prefix = value[1:].split(":", 1)
         ids: list[str] = []
+        prefixes = tuple(prefix.split("|"))   # a step that takes some paths but not all
         for hid, path in seen:
-            if (prefix in ("", "*") or path.startswith(prefix)) and hid not in ids:
+            if (prefix in ("", "*") or path.startswith(prefixes)) and hid not in ids:
                 ids.append(hid)
         # The forms models send lists in: a JSON string, a comma-separated string.
         return json.dumps(ids) if form == "ids_json" else ", ".join(ids) if form == "ids_csv" else ids

@@ -29,15 +29,22 @@ def listen(tmp_path, monkeypatch, scripted):
     flaky_model.unregister()
 
 
+# The hunks of the step under test: LATER.md's is left to the last commit (plain code takes it).
+MINE = "$ids:.github/|util.py"
+
+
 def small(tmp_path) -> GitRepo:
-    """One logical commit: a CI file under .github/ and a changed util.py."""
+    """Commit 1 (the step under test): a CI file under .github/ and a changed util.py, as
+    feature~1 holds them; the last commit, taken by plain code, adds LATER.md."""
     repo = GitRepo.init(tmp_path / "repo")
     repo.commit("base", {"util.py": "def one():\n    return 1\n", "README": "r\n"})
     repo.git("checkout", "-q", "-b", "feature")
     repo.commit("mess", {".github/workflows/ci.yml": CI, "util.py": UTIL})
+    repo.commit("later", {"LATER.md": "later\n"})
     repo.git("checkout", "-q", "main")
     (tmp_path / "spec.toml").write_text('source = "feature"\nremote = "main"\ncleaned = "clean"\n\n'
-                                        '[[commit]]\nmessage = "util: two() and CI"\n')
+                                        '[[commit]]\nmessage = "util: two() and CI"\n\n'
+                                        '[[commit]]\nmessage = "the rest"\n')
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
     return repo
 
@@ -57,7 +64,7 @@ def test_a_leading_dot_is_part_of_the_name_and_dot_slash_paths_work(tmp_path, sc
         turn(call("read_diff", path=".github/")),
         turn(call("read_diff", path="./util.py")),
         turn(call("read_file", path="./README")),
-        turn(call("apply_hunks", hunk_ids="$ids:")),
+        turn(call("apply_hunks", hunk_ids=MINE)),
         turn(call("create_commit", message="x")),
     ]})
     res = retcon(repo, "run", "-m", "scripted")
@@ -66,7 +73,7 @@ def test_a_leading_dot_is_part_of_the_name_and_dot_slash_paths_work(tmp_path, sc
     assert "hunk " in out[0] and ".github/workflows/ci.yml" in out[0] and "util.py" not in out[0]
     assert "util.py" in out[1] and ".github" not in out[1]
     assert out[2] == "r\n"
-    assert repo.tree("clean") == repo.tree("feature")
+    assert repo.tree("clean~1") == repo.tree("feature~1")
 
 
 def test_absolute_paths_are_refused_with_the_name_to_use(tmp_path, scripted):
@@ -111,7 +118,7 @@ def test_wrong_types_name_the_parameter_and_lists_may_be_strings(tmp_path, scrip
     assert "Applied 1 hunks" in out[4]
     assert out[5].startswith("(read 'file_path' as 'path') Wrote notes.txt")
     assert "write_file has no parameter 'filename', 'text': call write_file(path: string, content: string)" in out[6]
-    assert repo.tree("clean") == repo.tree("feature")
+    assert repo.tree("clean~1") == repo.tree("feature~1")
 
 
 def test_a_tool_name_slightly_off_is_answered_with_the_tool_it_means(tmp_path, scripted):
@@ -120,10 +127,10 @@ def test_a_tool_name_slightly_off_is_answered_with_the_tool_it_means(tmp_path, s
     repo = small(tmp_path)
     log = scripted({"1/extract": [
         turn(call("functions.read_diff")),
-        turn(call("ApplyHunks", hunk_ids="$ids:")),
-        turn(call("apply_hunk", hunk_ids="$ids:")),
+        turn(call("ApplyHunks", hunk_ids=MINE)),
+        turn(call("apply_hunk", hunk_ids=MINE)),
         turn(call("git_commit", message="x")),
-        turn(call("apply_hunks", hunk_ids="$ids:")),
+        turn(call("apply_hunks", hunk_ids=MINE)),
         turn(call("create_commit")),
     ]})
     res = retcon(repo, "run", "-m", "scripted")
@@ -132,7 +139,7 @@ def test_a_tool_name_slightly_off_is_answered_with_the_tool_it_means(tmp_path, s
     assert 'there is no tool "functions.read_diff": did you mean read_diff? Call it by that exact name' in out[0]
     assert "did you mean apply_hunks?" in out[1] and "did you mean apply_hunks?" in out[2]
     assert 'there is no tool "git_commit"; the tools are read_diff, ' in out[3]
-    assert repo.tree("clean") == repo.tree("feature")
+    assert repo.tree("clean~1") == repo.tree("feature~1")
 
 
 def test_steering_after_failures_names_the_remedy_for_that_kind_of_error(tmp_path, scripted):
@@ -154,17 +161,17 @@ def test_every_text_only_turn_is_steered_and_the_model_recovers(tmp_path, listen
         turn(text="I will look at the diff."),
         turn(text="The change is in util.py and the CI file."),
         turn(text="Let me think about it some more."),
-        turn(call("apply_hunks", hunk_ids="$ids:")),
+        turn(call("apply_hunks", hunk_ids=MINE)),
         turn(call("create_commit", message="x")),
     ]})
     res = retcon(repo, "run", "-m", "scripted-listen")
     assert res.code == 0, res.text
-    steer = sorted({u for u in users(user_log) if u.startswith("Commit 1/1") and "ended your turn" in u})
+    steer = sorted({u for u in users(user_log) if u.startswith("Commit 1/2") and "ended your turn" in u})
     assert len(steer) == 3
     last = next(u for u in steer if "(9 more turns or failed calls end this step as stuck.)" in u)
     assert "2 of your tool calls and turns in this step failed" in last
     assert "End every turn with a tool call" in last
-    assert repo.tree("clean") == repo.tree("feature")
+    assert repo.tree("clean~1") == repo.tree("feature~1")
 
 
 def test_a_tool_call_written_as_json_in_text_is_answered_not_executed(tmp_path, listen):
@@ -174,7 +181,7 @@ def test_a_tool_call_written_as_json_in_text_is_answered_not_executed(tmp_path, 
         turn(text='I will apply them now:\n```json\n{"name": "apply_hunks", "arguments": '
                   '{"hunk_ids": ["0123456789"]}}\n```'),
         turn(text='<tool_call>{"name": "create_commit", "arguments": {"message": "x"}}</tool_call>'),
-        turn(call("apply_hunks", hunk_ids="$ids:")),
+        turn(call("apply_hunks", hunk_ids=MINE)),
         turn(call("create_commit", message="x")),
     ]})
     res = retcon(repo, "run", "-m", "scripted-listen")
@@ -182,7 +189,7 @@ def test_a_tool_call_written_as_json_in_text_is_answered_not_executed(tmp_path, 
     said = users(user_log)
     assert any(u.startswith("Not executed: your reply wrote a call to apply_hunks as text") for u in said)
     assert any(u.startswith("Not executed: your reply wrote a call to create_commit as text") for u in said)
-    assert repo.tree("clean") == repo.tree("feature")
+    assert repo.tree("clean~1") == repo.tree("feature~1")
 
 
 def test_write_file_warns_when_only_line_endings_or_the_final_newline_differ(tmp_path, scripted):
@@ -201,4 +208,4 @@ def test_write_file_warns_when_only_line_endings_or_the_final_newline_differ(tmp
            "you wrote CRLF" in out[1]
     assert "only in the final newline: the source ends with a newline and yours does not" in out[2]
     assert out[3] == f"Wrote util.py ({len(UTIL)} characters)."
-    assert repo.tree("clean") == repo.tree("feature")
+    assert repo.tree("clean~1") == repo.tree("feature~1")

@@ -6,7 +6,7 @@ import json
 
 from testing.fixcase import BRIEF_IDS, make
 from testing.flow import call, retcon, take, turn
-from tests.model.test_answers import UTIL, small
+from tests.model.test_answers import MINE, UTIL, small
 
 
 def note(repo, rev):
@@ -15,13 +15,13 @@ def note(repo, rev):
 
 def test_an_empty_message_is_the_specs_and_nothing_invented_is_counted_zero(tmp_path, scripted):
     repo = small(tmp_path)
-    log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids="$ids:")), turn(call("create_commit"))]})
+    log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids=MINE)), turn(call("create_commit"))]})
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 0, res.text
-    assert repo.log("main..clean") == ["util: two() and CI"]
+    assert repo.log("main..clean") == ["the rest", "util: two() and CI"]
     assert [e["calls"][0]["name"] for e in map(json.loads, log.read_text().splitlines())] == \
         ["apply_hunks", "create_commit"]
-    assert note(repo, "clean")["invented"] == {"count": 0, "lines": []}
+    assert note(repo, "clean~1")["invented"] == {"count": 0, "lines": []}
 
 
 def test_invented_lines_are_counted_noted_and_shown_by_status(tmp_path, scripted):
@@ -33,8 +33,11 @@ def test_invented_lines_are_counted_noted_and_shown_by_status(tmp_path, scripted
         turn(call("create_commit", message="")),
     ]})
     res = retcon(repo, "run", "-m", "scripted")
-    assert res.code == 3, res.text     # the last commit's tree differs from the source: never complete
-    drift = note(repo, "clean")["invented"]
+    # Commit 1 is kept as written; the last commit (plain code) takes what brings the source's tree back.
+    assert res.code == 0, res.text
+    assert repo.tree("clean") == repo.tree("feature")
+    assert repo.git("show", "clean~1:util.py") == wrong.rstrip("\n")
+    drift = note(repo, "clean~1")["invented"]
     assert drift == {"count": 3, "lines": ["util.py: +    return 2  # two", "util.py: +def three():",
                                            "util.py: +    return 3"]}
     doc = json.loads(retcon(repo, "status", "--json").out)
@@ -50,8 +53,8 @@ def test_a_line_without_its_final_newline_is_counted_and_explained(tmp_path, scr
         turn(call("write_file", path="util.py", content=UTIL.rstrip("\n"))),
         turn(call("create_commit", message="x")),
     ]})
-    assert retcon(repo, "run", "-m", "scripted").code == 3
-    assert note(repo, "clean")["invented"] == {
+    assert retcon(repo, "run", "-m", "scripted").code == 0
+    assert note(repo, "clean~1")["invented"] == {
         "count": 1, "lines": ["util.py: +    return 2 (the same line, but without its newline)"]}
 
 

@@ -131,8 +131,9 @@ def test_edit_file_counts_occurrences_and_keeps_a_crlf_files_endings(tmp_path, s
     repo.commit("base", {"w.txt": b"x = 1\r\nx = 1\r\ny = 2\r\nz = 3\r\n\r\n\r\n"})
     repo.git("checkout", "-q", "-b", "feature")
     repo.commit("edit", {"w.txt": b"x = 1\r\nx = 1\r\ny = 20\r\nz = 3\r\n\r\n\r\n"})
+    repo.commit("later", {"LATER.md": "later\n"})   # the last commit's (plain code takes it)
     repo.git("checkout", "-q", "main")
-    (tmp_path / "spec.toml").write_text(SPEC.split("[[commit]]\nmessage = \"util: add three()\"")[0])
+    (tmp_path / "spec.toml").write_text(SPEC)
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
     log = scripted({"1/extract": [turn(call("edit_file", path="w.txt", old="x = 1", new="x = 2"),
                                        call("edit_file", path="w.txt", old="\r\n\r\n", new="\r\n"),
@@ -145,4 +146,4 @@ def test_edit_file_counts_occurrences_and_keeps_a_crlf_files_endings(tmp_path, s
     # The file ends in three line endings: "\r\n\r\n" occurs twice there (overlapping), not once.
     assert overlapping.startswith("Error: old occurs 2 times in w.txt")
     assert edited == "Edited w.txt: 2 lines replaced by 2 lines."
-    assert repo.tree("feature-clean") == repo.tree("feature")
+    assert repo.tree("feature-clean~1") == repo.tree("feature~1")

@@ -23,8 +23,10 @@ message = "the rest"
 """
 
 
-def planned(repo: GitRepo, tmp_path, extra: str = "") -> GitRepo:
-    (tmp_path / "spec.toml").write_text(ONE_COMMIT.format(extra=extra))
+def planned(repo: GitRepo, tmp_path, extra: str = "", third: bool = False) -> GitRepo:
+    """third: a third commit, so that commit 2 is a model's step too (the last is plain code's)."""
+    spec = ONE_COMMIT.format(extra=extra) + ('\n[[commit]]\nmessage = "later"\n' if third else "")
+    (tmp_path / "spec.toml").write_text(spec)
     res = retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit")
     assert res.code == 0, res.text
     return repo
@@ -116,9 +118,9 @@ def test_ids_are_shown_abbreviated_and_an_item_may_be_an_id_prefix_or_the_whole_
     repo.commit("base", {"src/a.py": "a\n", "src/lib/b.py": "b\n", "README": "r\n", "Docs/x.md": "x\n"})
     repo.git("checkout", "-q", "-b", "feature")
     repo.commit("messy", {"src/a.py": "A\n", "src/lib/b.py": "B\n", "src/lib/c.py": "c\n", "README": "R\n",
-                          "Docs/x.md": "X\n"})
+                          "Docs/x.md": "X\n", "LATER.md": "later\n"})
     repo.git("checkout", "-q", "main")
-    planned(repo, tmp_path)
+    planned(repo, tmp_path, third=True)     # LATER.md is left to commit 3 (plain code)
     pr = pygit2.Repository(str(repo.path))
     ids = {h.path: h.id for h in H.remaining(pr, repo.tree("main"), repo.tree("feature"))}
     log = scripted({
@@ -129,7 +131,7 @@ def test_ids_are_shown_abbreviated_and_an_item_may_be_an_id_prefix_or_the_whole_
             turn(call("apply_hunks", hunk_ids=[ids["src/a.py"][:4], ids["src/lib/b.py"][:7], ids["src/lib/c.py"][:6],
                                                ids["README"]])),
             turn(call("create_commit"))],
-        "2/extract": [turn(call("read_diff")), turn(call("apply_hunks", hunk_ids="$ids:")),
+        "2/extract": [turn(call("read_diff")), turn(call("apply_hunks", hunk_ids="$ids:Docs/")),
                       turn(call("create_commit"))],
     })
     res = retcon(repo, "run", "-m", "scripted")
@@ -143,15 +145,16 @@ def test_ids_are_shown_abbreviated_and_an_item_may_be_an_id_prefix_or_the_whole_
     assert unknown.startswith(f"Error: unknown hunk ids: {ids['README'][:3]} (an id needs at least 4 of its hex "
                               "digits); nothing was applied")
     assert applied.startswith("Applied 4 hunks to 4 files: README, src/a.py, src/lib/b.py, src/lib/c.py. "
-                              "1 hunks remain.")
-    first, second = repo.git("rev-list", "--reverse", "main..feature-clean").split()
+                              "2 hunks remain.")
+    first, second, third = repo.git("rev-list", "--reverse", "main..feature-clean").split()
     assert repo.git("diff", "--name-only", "main", first).split() == ["README", "src/a.py", "src/lib/b.py",
                                                                      "src/lib/c.py"]
     assert repo.git("diff", "--name-only", first, second).split() == ["Docs/x.md"]
-    # The second step's prompt index shows the one id left, abbreviated, and it was applied as shown.
+    assert repo.git("diff", "--name-only", second, third).split() == ["LATER.md"]
+    # The second step's prompt index shows the ids left, abbreviated, and Docs/x.md's was applied as shown.
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     step2 = [e for e in entries if e["keys"] == ["2/extract/1"]]
-    last = H.short_ids([ids["Docs/x.md"]])[ids["Docs/x.md"]]
+    last = H.short_ids([ids["Docs/x.md"], ids["LATER.md"]])[ids["Docs/x.md"]]
     assert len(last) < 10 and f"\n{last} Docs/x.md modify" in step2[-1]["prompt"]
     assert step2[1]["calls"][0]["arguments"] == {"hunk_ids": [last]}
 
@@ -161,9 +164,9 @@ def test_a_path_item_takes_every_remaining_hunk_under_it_and_all_items_apply_or_
     repo.commit("base", {"src/a.py": "a\n", "src/lib/b.py": "b\n", "README": "r\n", "Docs/x.md": "x\n"})
     repo.git("checkout", "-q", "-b", "feature")
     repo.commit("messy", {"src/a.py": "A\n", "src/lib/b.py": "B\n", "src/lib/c.py": "c\n", "README": "R\n",
-                          "Docs/x.md": "X\n"})
+                          "Docs/x.md": "X\n", "LATER.md": "later\n"})
     repo.git("checkout", "-q", "main")
-    planned(repo, tmp_path)
+    planned(repo, tmp_path, third=True)     # LATER.md is left to commit 3 (plain code)
     pr = pygit2.Repository(str(repo.path))
     ids = {h.path: h.id for h in H.remaining(pr, repo.tree("main"), repo.tree("feature"))}
     log = scripted({
@@ -183,11 +186,12 @@ def test_a_path_item_takes_every_remaining_hunk_under_it_and_all_items_apply_or_
     assert "absolute paths are refused" in absolute
     assert case.startswith("Error: no remaining hunk is under 'docs/'")
     assert applied.startswith("Applied 4 hunks to 4 files: README, src/a.py, src/lib/b.py, src/lib/c.py. "
-                              "1 hunks remain.")
-    first, second = repo.git("rev-list", "--reverse", "main..feature-clean").split()
+                              "2 hunks remain.")
+    first, second, _ = repo.git("rev-list", "--reverse", "main..feature-clean").split()
     assert repo.git("diff", "--name-only", "main", first).split() == ["README", "src/a.py", "src/lib/b.py",
                                                                      "src/lib/c.py"]
     assert repo.git("diff", "--name-only", first, second).split() == ["Docs/x.md"]
+    assert results(log, "2/extract/1")[0].startswith("Applied 1 hunks to 1 files: Docs/x.md.")
 
 
 def test_a_file_named_like_a_hunk_id_is_reached_with_dot_slash(tmp_path, scripted):
@@ -200,16 +204,16 @@ def test_a_file_named_like_a_hunk_id_is_reached_with_dot_slash(tmp_path, scripte
     repo = GitRepo.init(tmp_path / "repo")
     repo.commit("base", {"a.txt": "a\n"})
     repo.git("checkout", "-q", "-b", "feature")
-    repo.commit("messy", {"a.txt": "A\n", name: "x\n"})
+    repo.commit("messy", {"a.txt": "A\n", name: "x\n", "LATER.md": "later\n"})
     repo.git("checkout", "-q", "main")
-    planned(repo, tmp_path)
+    planned(repo, tmp_path, third=True)     # LATER.md is left to commit 3 (plain code)
     log = scripted({
         "1/extract": [turn(call("apply_hunks", hunk_ids=[f"./{name}"])), turn(call("create_commit"))],
         "2/extract": [turn(call("apply_hunks", hunk_ids=[name])), turn(call("create_commit"))],
     })
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 0, res.text
-    first_c, second_c = repo.git("rev-list", "--reverse", "main..feature-clean").split()
+    first_c, second_c, _ = repo.git("rev-list", "--reverse", "main..feature-clean").split()
     assert repo.git("diff", "--name-only", "main", first_c).split() == [name]
     assert repo.git("diff", "--name-only", first_c, second_c).split() == ["a.txt"]
     assert results(log, "2/extract/1")[0].startswith("Applied 1 hunks to 1 files: a.txt.")

@@ -62,12 +62,13 @@ def test_stuck_when_the_brief_names_no_candidate(tmp_path):
 
 
 def test_the_last_commit_takes_what_no_commit_named(tmp_path):
-    """Leftovers of the final tree are candidates that touch the failing paths: a WIP takes them."""
+    """Leftovers of the final tree go to the last commit: plain code takes every remaining
+    change whatever its paths say, so no WIP is needed for them."""
     repo = feature_repo(tmp_path / "repo")
     plan(repo, SPEC.replace('paths = ["README", "notes/"]', 'paths = ["README"]'))
     res = retcon(repo, "run", "-m", "retcon-paths")
     assert res.code == 0, res.text
     assert repo.tree("feature-clean") == repo.tree("feature")
-    wip = repo.git("rev-list", "-n1", "--grep=^WIP:", "feature-clean")
-    assert repo.git("diff", "--name-only", f"{wip}^", wip) == "notes/todo.txt"
-    assert repo.git("log", "-1", "--format=%s", wip) == "WIP: take the missing pieces from notes/todo.txt"
+    assert "WIP" not in repo.git("log", "--format=%s", "main..feature-clean")
+    assert repo.git("diff", "--name-only", "feature-clean~1", "feature-clean").split() == ["README", "notes/todo.txt"]
+    assert repo.git("log", "-1", "--format=%s", "feature-clean") == "docs: explain main"

@@ -153,17 +153,30 @@ def test_a_model_that_keeps_talking_is_steered_every_turn_then_stuck(project, sc
     assert [e["turn"] for e in entries if e["keys"] == ["2/extract/1"]] == list(range(12))
 
 
-def test_last_commit_must_reach_the_source_tree(project, scripted):
-    scripted({"1/extract": take("util.py"), "2/extract": take("app.py"),
-              "3/extract": take("README"),
-              "3/fix/1": [turn(call("stuck", summary="cannot place notes/todo.txt"))]})
-    res = retcon(project, "run", "-m", "scripted")
+def test_last_commit_must_reach_the_source_tree(tmp_path, scripted):
+    """Plain code takes every remaining change for the last commit, so only its fix loop can
+    leave the source's tree: a WIP there that passes the test but drops a file is failed for
+    the tree, and the next fix round is told which paths remain."""
+    repo = feature_repo(tmp_path / "repo")
+    # The source's own tree fails the test (it has the todo note): commit 3 goes to the fix loop.
+    spec = SPEC.replace("test = \"python3", "test = \"test ! -e notes/todo.txt && python3")
+    (tmp_path / "spec.toml").write_text(spec)
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
+    log = scripted({"1/extract": take("util.py"), "2/extract": take("app.py"),
+                    "3/fix/1": [turn(call("delete_file", path="notes/todo.txt")),
+                                turn(call("create_commit", message="drop the todo note"))],
+                    "3/fix/2": [turn(call("stuck", summary="cannot place notes/todo.txt"))]})
+    res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 3
     assert "Final tree differs" in res.out
     assert "notes/todo.txt" in res.err
-    status = json.loads(retcon(project, "status", "--json").out)
+    prompts = {json.loads(ln)["keys"][0]: json.loads(ln)["prompt"] for ln in log.read_text().splitlines()}
+    assert "3/extract/1" not in prompts
+    assert "This is the last logical commit, and its tree must equal the source branch tip, but 1 hunks " \
+           "in 1 files remain: notes/todo.txt." in prompts["3/fix/2"]
+    status = json.loads(retcon(repo, "status", "--json").out)
     assert status["commits"][2]["state"] == "stuck"
-    chk = retcon(project, "check")
+    chk = retcon(repo, "check")
     assert chk.code == 1 and "notes/todo.txt" in chk.out
 
 

@@ -35,10 +35,12 @@ def test_run_logs_each_exchange_to_llms_database(tmp_path, scripted):
     assert retcon(repo, "run", "-m", "scripted").code == 0
     entries = llm_logs()
     calls = len(log.read_text().splitlines())
-    assert len(entries) == calls and calls >= 8
+    # Commit 1: 3 extraction turns and 2 fix turns; commit 2 (the last) is plain code's: no call.
+    assert len(entries) == calls == 5
     assert {e["model"] for e in entries} == {"scripted"}
     text = json.dumps(entries)
     assert "Commit 1/2: app: use two()" in text and "Step: fix (attempt 1)" in text
+    assert "Commit 2/2" not in text
     assert "apply_hunks" in text                # the tool calls the model made
 
 

@@ -244,7 +244,7 @@ class Ahead:
 
 def _set_aside(w: Work, held: Held) -> None:
     """What a step done ahead spent, when its work is dropped: on the spec chain."""
-    if held.note is None:
+    if held.note is None or not held.note.get("model_calls"):   # plain code's (the last commit) spent nothing
         return
     tokens = held.note.get("tokens", {"input": 0, "output": 0})
     notes.add_spent(w.run.store, w.stored.commit, {

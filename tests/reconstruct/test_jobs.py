@@ -5,15 +5,32 @@ from __future__ import annotations
 import json
 import signal
 
-from testing.flow import SPEC, call, feature_repo, needs_fix_repo, retcon, retcon_proc, take, turn
+from testing.flow import SPEC, call, feature_repo, retcon, retcon_proc, take, turn
 
+# Commit 3 is the last: plain code takes it, so its script must never be played.
 SCRIPT = {"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")}
+# What feature_repo's source has besides app.py: a step that takes it all but LATER.md.
+REST = "util.py|README|notes/"
 
 
 def planned(path):
     repo = feature_repo(path / "repo")
     (path / "spec.toml").write_text(SPEC)
     assert retcon(repo, "plan", "--from-file", str(path / "spec.toml"), "--no-edit").code == 0
+    return repo
+
+
+def needs_fix_then_later(tmp_path, spec: str = SPEC):
+    """needs_fix_repo's case (commit 1, app.py, fails until a fix takes util.py's helper) with a
+    last commit "later" (LATER.md) after it: plain code takes that one, so the commits before
+    it are the model's, extracted ahead."""
+    repo = feature_repo(tmp_path / "repo")
+    repo.git("checkout", "-q", "feature")
+    repo.commit("later", {"LATER.md": "later\n"})
+    repo.git("checkout", "-q", "main")
+    spec = spec.replace('message = "util: add two()"\nhints = "Only util.py."\npaths = ["util.py"]\n\n[[commit]]\n', "")
+    (tmp_path / "s.toml").write_text(spec + '\n[[commit]]\nmessage = "later"\n')
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0
     return repo
 
 
@@ -53,7 +70,7 @@ def test_jobs_2_records_what_jobs_1_records_with_the_same_model_calls(tmp_path, 
     res2 = retcon(two, "run", "-m", "scripted", "--jobs", "2")
     assert res2.code == 0, res2.text
     assert "built and tested in the pool" in res2.out and "ahead" in res2.out
-    assert steps(log) == calls1 == {"1/extract/1": 3, "2/extract/1": 3, "3/extract/1": 3}
+    assert steps(log) == calls1 == {"1/extract/1": 3, "2/extract/1": 3}     # commit 3: plain code
     assert recorded(two) == recorded(one)
     assert two.tree("feature-clean") == two.tree("feature")
     # A complete spec keeps no worktree: the pool went with the build worktree.
@@ -78,44 +95,46 @@ def test_abort_removes_the_pool_of_a_run_that_stopped(tmp_path, scripted):
 
 def test_a_failing_commit_sets_the_work_ahead_aside_and_redoes_it_without_the_model(tmp_path, scripted):
     # Commit 1 (app.py) fails until the fix takes util.py's helper; commit 2, extracted ahead on
-    # the failing commit, took everything left (util.py too): it still merges on the fixed tip.
-    repo = needs_fix_repo(tmp_path)
+    # the failing commit, took everything left but LATER.md (util.py too): it still merges on the fixed tip.
+    repo = needs_fix_then_later(tmp_path)
     log = scripted({
         "1/extract": take("app.py"),
         "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:util.py")),
                     turn(call("create_commit", message="add the missing helper"))],
-        "2/extract": take(""),
+        "2/extract": take(REST),
     })
     res = retcon(repo, "run", "-m", "scripted", "--jobs", "2")
     assert res.code == 0, res.text
     assert "Tests... FAIL" in res.out and "Fix attempt 1:" in res.out
     assert "on the fixed commit, without the model" in res.out
     assert steps(log) == {"1/extract/1": 3, "2/extract/1": 3, "1/fix/1": 2}   # commit 2 asked once
-    assert repo.log("main..feature-clean") == ["docs: explain main", "WIP: add the missing helper", "app: use two()"]
+    assert repo.log("main..feature-clean") == ["later", "docs: explain main", "WIP: add the missing helper",
+                                               "app: use two()"]
     assert repo.tree("feature-clean") == repo.tree("feature")
-    assert repo.git("diff", "--name-only", "feature-clean~1", "feature-clean") == "README\nnotes/todo.txt"
+    assert repo.git("diff", "--name-only", "feature-clean~2", "feature-clean~1") == "README\nnotes/todo.txt"
     status = json.loads(retcon(repo, "status", "--json").out)
-    assert [c["state"] for c in status["commits"]] == ["complete", "complete"]
+    assert [c["state"] for c in status["commits"]] == ["complete"] * 3
     assert retcon(repo, "check", "--allow-wip").code == 0
 
 
 def test_work_ahead_that_no_longer_applies_is_extracted_again(tmp_path, scripted):
     # The fix writes its own two() into util.py: the work done ahead (util.py as the source
     # has it) conflicts with it, so the model extracts commit 2 again on the fixed tip.
-    repo = needs_fix_repo(tmp_path)
+    repo = needs_fix_then_later(tmp_path)
     helper = "def one():\n    return 1\n\n\ndef two():\n    return 1 + 1\n"
     log = scripted({
         "1/extract": take("app.py"),
         "1/fix/1": [turn(call("write_file", path="util.py", content=helper)),
                     turn(call("create_commit", message="a helper of my own"))],
-        "2/extract": take(""),
+        "2/extract": take(REST),
     })
     res = retcon(repo, "run", "-m", "scripted", "--jobs", "2")
     assert res.code == 0, res.text
     assert "does not apply on the fixed commit: extracting it again" in res.out
     assert steps(log)["2/extract/1"] == 6     # twice: ahead, then again
     assert repo.tree("feature-clean") == repo.tree("feature")
-    assert repo.log("main..feature-clean") == ["docs: explain main", "WIP: a helper of my own", "app: use two()"]
+    assert repo.log("main..feature-clean") == ["later", "docs: explain main", "WIP: a helper of my own",
+                                               "app: use two()"]
     # What the set-aside step spent is on the spec's chain, not lost.
     chain = repo.git("rev-list", "refs/retcon/feature-clean").split()
     spent = [s for sha in chain if (text := repo.git("notes", "--ref=refs/notes/retcon", "show", sha, check=False))
@@ -136,28 +155,25 @@ def test_a_stuck_answer_given_ahead_stops_once_the_commit_before_passes(tmp_path
 
 
 def test_two_commits_made_ahead_of_a_failing_one_are_both_redone_without_the_model(tmp_path, scripted):
-    repo = feature_repo(tmp_path / "repo")
-    (tmp_path / "s.toml").write_text(SPEC.replace(
-        'message = "util: add two()"\nhints = "Only util.py."\npaths = ["util.py"]\n\n[[commit]]\n', "").replace(
+    repo = needs_fix_then_later(tmp_path, SPEC.replace(
         'paths = ["README", "notes/"]', 'paths = ["README"]\n\n[[commit]]\nmessage = "notes"\npaths = ["notes/"]'))
-    assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0
     log = scripted({
         "1/extract": take("app.py"),
         "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:util.py")),
                     turn(call("create_commit", message="add the missing helper"))],
         "2/extract": take("README"),
-        "3/extract": take(""),   # ahead, on the failing commit 1: util.py's helper too
+        "3/extract": take("notes/|util.py"),   # ahead, on the failing commit 1: util.py's helper too
     })
     res = retcon(repo, "run", "-m", "scripted", "--jobs", "2")
     assert res.code == 0, res.text
     assert res.out.count("on the fixed commit, without the model") == 2
     assert steps(log) == {"1/extract/1": 3, "2/extract/1": 3, "3/extract/1": 3, "1/fix/1": 2}
-    assert repo.log("main..feature-clean") == ["notes", "docs: explain main", "WIP: add the missing helper",
+    assert repo.log("main..feature-clean") == ["later", "notes", "docs: explain main", "WIP: add the missing helper",
                                                "app: use two()"]
     assert repo.tree("feature-clean") == repo.tree("feature")
-    assert repo.git("diff", "--name-only", "feature-clean~1", "feature-clean") == "notes/todo.txt"
+    assert repo.git("diff", "--name-only", "feature-clean~2", "feature-clean~1") == "notes/todo.txt"
     status = json.loads(retcon(repo, "status", "--json").out)
-    assert [c["state"] for c in status["commits"]] == ["complete"] * 3
+    assert [c["state"] for c in status["commits"]] == ["complete"] * 4
     # Every recorded commit's note says it passed: each was verified where it stands.
     for sha in repo.git("rev-list", "main..feature-clean").split():
         note = json.loads(repo.git("notes", "--ref=refs/notes/retcon", "show", sha))

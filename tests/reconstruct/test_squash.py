@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import signal
 
-from testing.fixcase import BRIEF_IDS, make
+from testing.fixcase import BRIEF_IDS, SPEC, make
 from testing.flow import call, retcon, retcon_proc, take, turn
 
 SCRIPT = {
@@ -108,16 +108,22 @@ def test_a_squash_killed_before_the_spec_was_written_is_finished_by_the_next_run
     assert retcon(repo, "check").code == 0
 
 def test_squash_refuses_a_wip_of_an_unfinished_commit_and_a_checked_out_branch(tmp_path, scripted):
-    repo = make(tmp_path, docs=1)
+    # Commit 2 is not the last (plain code takes that one whole, so its tree leaves nothing to fix):
+    # its extraction breaks app.py's build, and its one fix (the notes) leaves it failing: stuck with a WIP.
+    repo = make(tmp_path, spec=SPEC.replace('paths = ["README", "notes/", "docs/"]', 'paths = ["README", "notes/"]')
+                + '\n[[commit]]\nmessage = "docs: pages"\npaths = ["docs/"]\n', docs=1)
     scripted({**SCRIPT,
-              "2/extract": take("README"),
+              "2/extract": [turn(call("apply_hunks", hunk_ids="$ids:README")),
+                            turn(call("write_file", path="app.py", content="def main(:\n")),
+                            turn(call("create_commit", message="docs"))],
               "2/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:notes/")),
                           turn(call("create_commit", message="notes"))]})
     res = retcon(repo, "run", "-m", "scripted", "--max-fix", "1")
     assert res.code == 3, res.text
+    assert repo.log("main..feature-clean") == ["WIP: notes", "docs: explain main", "WIP: take two()", "app: use two()"]
     tip, spec = repo.rev("feature-clean"), repo.rev("refs/retcon/feature-clean")
     res = retcon(repo, "squash")
-    assert res.code == 1 and "commit 2/2 is stuck with 2 commits: squash when it is complete" in res.err
+    assert res.code == 1 and "commit 2/3 is stuck with 2 commits: squash when it is complete" in res.err
     assert (repo.rev("feature-clean"), repo.rev("refs/retcon/feature-clean")) == (tip, spec)
     repo.git("checkout", "-q", "feature-clean")
     res = retcon(repo, "squash")

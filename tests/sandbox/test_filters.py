@@ -51,10 +51,10 @@ def test_applied_and_written_files_go_through_the_filters(tmp_path, scripted):
               "2/extract": [turn(call("apply_hunks", hunk_ids="$ids:notes.txt")),
                             # What read_file shows the model, and what it writes back: CRLF.
                             turn(call("write_file", path="hand.txt", content="by\r\nhand\r\n")),
-                            turn(call("create_commit", message=""))],
-              "3/extract": [turn(call("stuck", summary="nothing left"))]})
+                            turn(call("create_commit", message=""))]})
     res = retcon(repo, "run", "-m", "scripted")
-    assert res.code == 3 and "nothing left" in res.err, res.text
+    # Commit 3, the last, has nothing left: plain code stops stuck, the worktree kept.
+    assert res.code == 3 and "nothing is left for the last commit" in res.err, res.text
     assert repo.tree("feature-clean") == repo.tree("feature")
     # CRLF is what eol=crlf checks out, and git add stores LF, as the source has: no warning.
     wrote = [r for ln in log.read_text().splitlines() for r in json.loads(ln)["results"] if r.startswith("Wrote")]

@@ -25,7 +25,7 @@ PAGE_LINE = re.compile(r"page (\d+) of (\d+)")
 GLOB_CHARS = re.compile(r"[*?\[]")
 HUNK_ID = re.compile(r"^[0-9a-f]{4,10}$")   # as shown: abbreviated, or whole
 # A candidate line of the rework brief: "  <id> <path> <kind> +a -r: <reason>".
-CANDIDATE_LINE = re.compile(r"^  ([0-9a-f]{10}) (.+) (\w+) \+\d+ -\d+: (.+)$", re.M)
+CANDIDATE_LINE = re.compile(r"^  ([0-9a-f]{4,10}) (.+) (\w+) \+\d+ -\d+: (.+)$", re.M)
 
 
 def user_text(messages: list[Message]) -> str:

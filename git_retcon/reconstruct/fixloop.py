@@ -4,6 +4,7 @@ recorded attempts, so a resumed run counts them too.
 """
 from __future__ import annotations
 
+from git_retcon import diff as hunks
 from git_retcon import rework
 from git_retcon.git.plumbing import full_sha, get_commit
 from git_retcon.reconstruct import steps
@@ -65,7 +66,9 @@ def _fix_step(w: Work, diag: rework.Diagnosis, attempt: int) -> None:
     w.wt.reset(tip)
     session = steps.session(w, True, tip, diag.brief)
     values = steps.prompt_values(w, session)
-    values.update(attempt=str(attempt), brief=diag.brief.text)
+    # The candidates' ids as read_diff shows them (the note keeps them whole).
+    shown = hunks.short_ids(h.id for h in session.remaining())
+    values.update(attempt=str(attempt), brief=hunks.shorten(diag.brief.text, shown))
     candidates = diag.blame.candidates
     if candidates:
         ui.line(f"Blame: {len(candidates)} candidate hunks in the remaining diff "

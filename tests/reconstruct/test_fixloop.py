@@ -48,13 +48,15 @@ def test_the_brief_names_the_missing_helper_and_one_wip_commit_fixes_it(tmp_path
     assert "Missing: `two`" in brief and "app.py:5: in this commit's change" in brief
     assert "defines `two` (def two():)" in brief
     assert "Take what is missing from the remaining diff first" in brief
-    assert fix["calls"][0]["arguments"]["hunk_ids"] and len(fix["calls"][0]["arguments"]["hunk_ids"]) == 1
-    # The brief is the WIP commit's diagnosis, with the blame in machine-readable form.
+    (shown,) = fix["calls"][0]["arguments"]["hunk_ids"]
+    assert 6 <= len(shown) < 10, shown   # the candidate's id as read_diff shows it, not whole
+    # The brief is the WIP commit's diagnosis (ids whole), with the blame in machine-readable form.
     wip = note(repo, "feature-clean~1")
     assert wip["kind"] == "wip" and wip["test"] == "pass"
-    assert wip["diagnosis"] == brief.strip("\n")
+    (whole,) = wip["rework"]["candidates"]
+    assert len(whole) == 10 and whole.startswith(shown)
+    assert wip["diagnosis"].replace(whole, shown) == brief.strip("\n") and whole not in brief
     assert wip["rework"]["names"] == ["two"] and wip["rework"]["blamed"] == ["app.py"]
-    assert wip["rework"]["candidates"] == fix["calls"][0]["arguments"]["hunk_ids"]
 
 
 def test_the_fix_prompt_carries_the_brief_not_the_remaining_diff(tmp_path, scripted):
@@ -69,10 +71,10 @@ def test_the_fix_prompt_carries_the_brief_not_the_remaining_diff(tmp_path, scrip
     fix = [e for e in entries(log) if e["keys"] == ["1/fix/1"]]
     prompt, (page1, page2, applied) = fix[0]["prompt"], fix[-1]["results"]
     assert "page 1 of 2" in page1 and "page 2 of 2" in page2
-    (candidate,) = re.findall(r"^  ([0-9a-f]{10}) util\.py modify .*: defines `two`", prompt, re.M)
-    # read_diff shows it abbreviated: a prefix of the brief's whole id.
+    (candidate,) = re.findall(r"^  ([0-9a-f]{6,10}) util\.py modify .*: defines `two`", prompt, re.M)
+    # The brief names it as read_diff shows it (abbreviated), so the model can match the two.
     (shown,) = re.findall(rf"^hunk ({candidate[:6]}[0-9a-f]*) util\.py \(modify\)$", page1 + page2, re.M)
-    assert candidate.startswith(shown)
+    assert candidate == shown
     assert "+def two():" in (page1 + page2).split(f"hunk {shown}")[1]
     assert applied.startswith("Applied 1 hunks to 1 files: util.py.")
     assert len(prompt) * 5 < len(page1) + len(page2), (len(prompt), len(page1) + len(page2))

@@ -53,6 +53,12 @@ def parse_items(raw: list[str]) -> list[Item]:
             continue
         hid, colon, sel = token.partition(":")
         sel = re.sub(r"\s*-\s*", "-", sel)
+        if colon and not _HEX.match(hid.strip().lower()) and not all(
+                _RANGE.match(s) for s in re.split(r"[\s,]+", sel) if s):
+            # A path with a colon in it (`docs/a:b.md`): neither an id nor line numbers around it.
+            # (`src/a.py:1` stays a selection, refused with what to write instead.)
+            groups.append((token, None))
+            continue
         groups.append((hid.strip(), [s for s in re.split(r"[\s,]+", sel) if s] if colon else None))
     return [Item(_id(key), None, _id(key), key) if parts is None else _item(key, parts) for key, parts in groups]
 

@@ -106,6 +106,16 @@ def test_selection_items_as_models_write_them(tmp_path):
             H.parse_items([bad])
 
 
+def test_a_path_with_a_colon_is_an_item_and_line_numbers_after_a_colon_are_a_selection(tmp_path):
+    f = Files(tmp_path, {"a": "1\n"}, {"a": "1\n", "docs/x:y.md": "new\n", "docs/z.md": "z\n"})
+    assert [(i.id, i.lines) for i in H.parse_items(["docs/x:y.md", "src/a.py:1"])] == [
+        ("docs/x:y.md", None), ("src/a.py", frozenset({1}))]   # the second is refused, saying why
+    f.take("docs/x:y.md")
+    assert f.read("docs/x:y.md") == "new\n" and [h.path for h in f.remaining()] == ["docs/z.md"]
+    with pytest.raises(H.SelectionError, match="not a line number"):
+        H.parse_items(["ab12:y.md"])     # an id's selection, mistyped: said so
+
+
 def test_a_bad_selection_applies_nothing_and_says_which_and_why(tmp_path):
     f = Files(tmp_path, {"a": "1\n2\n", "b": "x\n"}, {"a": "one\n2\n", "b": "y\n", "c": "new\n"})
     before = f.index.write_tree(f.repo)

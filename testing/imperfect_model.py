@@ -33,7 +33,9 @@ from git_retcon.model.paths import field as prompt_field
 from git_retcon.model.paths import matches, user_text
 from testing.scripted_model import ModelPlugin, step_keys
 
+# The prompt's index ("<id> <path> <kind> +a -r ..."), or the whole diff ("hunk <id> <path> (<kind>)").
 INDEX_LINE = re.compile(r"^([0-9a-f]{6,10}) (\S+) (\w+) \+", re.M)
+HUNK_LINE = re.compile(r"^hunk ([0-9a-f]{6,10}) (\S+) \((\w+)\)", re.M)
 P_MISTAKE = 0.5          # before an intent
 P_AGAIN = 0.2            # once more, right after a corrected mistake
 
@@ -91,7 +93,7 @@ class Plan:
         self.message = summary.group(1) if summary else "commit"
         paths = prompt_field(prompt, "Paths")
         self.patterns: list[str] = json.loads(paths) if paths.startswith("[") else []
-        index = INDEX_LINE.findall(prompt)
+        index = INDEX_LINE.findall(prompt) + HUNK_LINE.findall(prompt)
         self.hunks = [(i, p, k) for i, p, k in index if matches(p, self.patterns)]
         self.ids = [i for i, _, _ in self.hunks]
         first = self.hunks[0][1] if self.hunks else "README"

@@ -18,7 +18,7 @@ from git_retcon.diff.hunk import (
 )
 from git_retcon.diff.ids import expand, short_ids, shorten
 from git_retcon.diff.remaining import RemainingDiff, remaining
-from git_retcon.diff.render import ASSIGNED_BUDGET, assigned_text, index_lines, render, stat
+from git_retcon.diff.render import ASSIGNED_BUDGET, assigned_text, index_lines, render, stat, whole
 from git_retcon.diff.select import Item, SelectionError, parse_items, resolve, select, selectable
 
 __all__ = [
@@ -48,4 +48,5 @@ __all__ = [
     "shorten",
     "split_lines",
     "stat",
+    "whole",
 ]

@@ -395,3 +395,13 @@ def assigned_text(ids: list[str], remaining: list[Hunk]) -> str:
         text += (f" ({len(ids) - len(live)} of the {len(ids)} planned are no longer in the remaining "
                  "diff: applied already, or changed since the plan)")
     return text
+
+
+def whole(hunks: list[Hunk], budget: int) -> str | None:
+    """The remaining diff as read_diff() shows it, when all of it fits on one page of `budget`
+    characters (None otherwise): an extraction prompt carries it, so the model needs no
+    read_diff call (a turn, and its re-sent context) before it applies hunks."""
+    if not hunks:
+        return None
+    text = render(hunks, budget=budget)
+    return text if text.partition("\n")[0].endswith("; page 1 of 1") else None

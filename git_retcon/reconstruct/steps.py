@@ -53,8 +53,20 @@ def prompt_values(w: Work, s: Session) -> dict[str, str]:
         "assigned": hunks.assigned_text(c.hunks, remaining),
         "resolution": resolution_text(c),
         "stat": f"{len(remaining)} hunks in {files} files (+{added} -{removed})",
-        "index": hunks.index_lines(remaining, budget=INDEX_BUDGET, short=True) if remaining else "(empty)",
+        "index": _index(remaining, s.fix),
     }
+
+
+def _index(remaining: list[hunks.Hunk], fix: bool) -> str:
+    """What the prompt shows of the remaining diff: for an extraction, the whole diff when it is
+    short (the model applies from it with no read_diff turn first), else an index of it. A fix
+    prompt carries the brief's candidates instead, and the index."""
+    if not remaining:
+        return "(empty)"
+    text = None if fix else hunks.whole(remaining, INDEX_BUDGET)
+    if text is not None:
+        return "The whole remaining diff, as read_diff() shows it (no need to call it):\n" + text
+    return hunks.index_lines(remaining, budget=INDEX_BUDGET, short=True)
 
 
 def resolution_text(commit: specmod.LogicalCommit) -> str:

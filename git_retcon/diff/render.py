@@ -403,5 +403,12 @@ def whole(hunks: list[Hunk], budget: int) -> str | None:
     read_diff call (a turn, and its re-sent context) before it applies hunks."""
     if not hunks:
         return None
+    # Every changed line is shown, so a diff whose lines alone pass the budget is not rendered
+    # (a run asks at each step; a long remaining diff stops this loop early).
+    size = 0
+    for h in hunks:
+        size += len(h.added) + len(h.removed) + len(h.path)
+        if size > budget:
+            return None
     text = render(hunks, budget=budget)
     return text if text.partition("\n")[0].endswith("; page 1 of 1") else None

@@ -151,11 +151,12 @@ def test_ids_are_shown_abbreviated_and_an_item_may_be_an_id_prefix_or_the_whole_
                                                                      "src/lib/c.py"]
     assert repo.git("diff", "--name-only", first, second).split() == ["Docs/x.md"]
     assert repo.git("diff", "--name-only", second, third).split() == ["LATER.md"]
-    # The second step's prompt index shows the ids left, abbreviated, and Docs/x.md's was applied as shown.
+    # The second step's prompt shows the hunks left (the whole diff: it is short), their ids abbreviated,
+    # and Docs/x.md's was applied as shown.
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     step2 = [e for e in entries if e["keys"] == ["2/extract/1"]]
     last = H.short_ids([ids["Docs/x.md"], ids["LATER.md"]])[ids["Docs/x.md"]]
-    assert len(last) < 10 and f"\n{last} Docs/x.md modify" in step2[-1]["prompt"]
+    assert len(last) < 10 and f"\nhunk {last} Docs/x.md (modify)" in step2[-1]["prompt"]
     assert step2[1]["calls"][0]["arguments"] == {"hunk_ids": [last]}
 
 

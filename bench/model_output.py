@@ -4,8 +4,8 @@ line selections and edit_file (issue 11).
 Each case is a history (a base and source commits); the spec has one logical commit per
 source commit, so the state each logical commit must reach is known: that commit's tree.
 A model that takes the cheapest correct path through the tools (registered through llm's
-plugin manager, driven by `git retcon run` like any model) reads the diff and makes each
-state with:
+plugin manager, driven by `git retcon run` like any model) reads the diff (after: from the
+prompt when it carries the whole remaining diff) and makes each state with:
 
 - before: today's tools alone: whole hunks, or write_file for a file they cannot make;
 - after:  whole hunks, then line selections (`id:1-4,9`), then edit_file, write_file last;
@@ -422,8 +422,12 @@ class Tally:
     misses: list[str] = field(default_factory=list)   # paths whose state no selection of the remaining diff makes
 
 
+WHOLE = "The whole remaining diff, as read_diff() shows it"
+
+
 class Cheapest(llm.Model):
-    """Plays the cheapest correct path: read_diff, the calls that make the state, create_commit."""
+    """Plays the cheapest correct path: read_diff (unless the prompt carries the whole diff), the
+    calls that make the state, create_commit."""
 
     model_id = "bench-cheapest"
     supports_tools = True
@@ -438,6 +442,8 @@ class Cheapest(llm.Model):
         user = next(p.text for m in prompt.messages if m.role == "user" for p in m.parts if hasattr(p, "text"))
         k = int(re.search(r"^Commit (\d+)/\d+", user, re.M).group(1))  # type: ignore[union-attr]
         turn = sum(1 for m in prompt.messages if m.role == "assistant")
+        # after: a prompt that carries the whole remaining diff needs no read_diff first
+        turn += 1 if self.after and WHOLE in user else 0
         results = [p.output for m in prompt.messages for p in m.parts if isinstance(p, ToolResultPart)]
         if turn == 0:
             calls: list[Call] = [("read_diff", {})]

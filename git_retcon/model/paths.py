@@ -8,6 +8,8 @@ rework brief in its prompt and applies the brief's candidate hunks in a WIP
 commit: those that define what is missing (and their imports, or a missing
 module) first, else those that touch the failing files. With no candidate to
 take, or none that applies, it calls stuck with the brief, for a human to act on.
+(The last logical commit's extraction calls no model at all: plain code takes every
+remaining hunk, reconstruct/steps.py.)
 """
 from __future__ import annotations
 

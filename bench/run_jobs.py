@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.run_overhead import Bench, settle
+from bench.run_overhead import Bench, byte_compiled, settle
 from testing.gitrepo import GitRepo, hermetic_env
 
 COMMITS = 10
@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.run_jobs")
     ap.add_argument("--repeat", type=int, default=int(os.environ.get("BENCH_REPEAT", "1")))
     args = ap.parse_args(argv)
+    byte_compiled()
     with tempfile.TemporaryDirectory(prefix="retcon-bench-jobs-") as tmp:
         root = Path(tmp)
         os.environ.update(hermetic_env(root / "home"))

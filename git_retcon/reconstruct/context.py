@@ -74,8 +74,9 @@ class Run:
     tally: Tally = field(default_factory=Tally)
     remaining: RemainingDiff | None = None   # the remaining diff, kept up to date across steps
     exchanges: ExchangeLog | None = None   # for `llm logs`; made from opts.log on first use
-    # Notes of commits this run made, with what their step spent, not written yet: they go out
-    # with the commit's build and test verdicts, one note write instead of two per commit.
+    # Notes of commits this run made, with what their step spent and then their build and test
+    # verdicts, not written yet: they go out with the next created commit's note (or when the
+    # run stops), one notes write per created commit.
     unwritten: dict[str, CommitNote] = field(default_factory=dict)
     # What the spec's history gained in memory and no save has written yet (a created commit's
     # entry waits for its verdict: one spec save per commit, not two; see record.record_commit).

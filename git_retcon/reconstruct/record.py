@@ -210,7 +210,8 @@ def commit_note(run: Run, sha: str) -> notes.CommitNote | None:
 
 
 def take_note(run: Run, sha: str) -> notes.CommitNote | None:
-    """sha's note, to be written by the caller now: no longer held back."""
+    """sha's note, taken out of `run.unwritten` for the caller to complete (it holds it back again,
+    or writes it)."""
     held = run.unwritten.pop(sha, None)
     return held if held is not None else notes.read_commit(run.store, sha)
 

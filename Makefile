@@ -47,8 +47,10 @@ man:
 	if [ -n "$$out" ]; then echo "$$out"; exit 1; fi; \
 	echo "man/git-retcon.1 renders cleanly: read it with man -l man/git-retcon.1"
 
+# The suite spends most of its time waiting on git and on the commands it runs: one worker
+# per core (pytest-xdist) halves it on two.
 test: venv
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 lint: venv
 	$(BIN)/ruff check git_retcon testing tests bench

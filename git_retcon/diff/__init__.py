@@ -17,8 +17,9 @@ from git_retcon.diff.hunk import (
     split_lines,
 )
 from git_retcon.diff.ids import expand, short_ids, shorten
+from git_retcon.diff.index import ASSIGNED_BUDGET, assigned_text, index_lines
 from git_retcon.diff.remaining import RemainingDiff, remaining
-from git_retcon.diff.render import ASSIGNED_BUDGET, assigned_text, index_lines, render, stat, whole
+from git_retcon.diff.render import render, stat, whole
 from git_retcon.diff.select import Item, SelectionError, parse_items, resolve, select, selectable
 
 __all__ = [

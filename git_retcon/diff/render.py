@@ -1,11 +1,11 @@
-"""The remaining diff as text: read_diff's pages, the prompts' hunk index, assigned ids."""
+"""The remaining diff as read_diff shows it: each hunk's block with numbered lines, pages within a
+budget, the path filter, the whole diff for a prompt; and the counts and per-hunk cache the
+prompt's index (index.py) shares."""
 from __future__ import annotations
 
-import functools
-import itertools
 import operator
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from git_retcon.diff.hunk import (
@@ -20,21 +20,21 @@ from git_retcon.diff.hunk import (
 from git_retcon.diff.ids import lookup, names_of
 from git_retcon.diff.select import selectable
 
-_PATH = operator.attrgetter("path")
-_ADDED = operator.attrgetter("added_lines")
-_REMOVED = operator.attrgetter("removed_lines")
+PATH = operator.attrgetter("path")
+ADDED = operator.attrgetter("added_lines")
+REMOVED = operator.attrgetter("removed_lines")
 
 
 def stat(hunks: list[Hunk]) -> tuple[int, int, int]:
     """(files, added lines, removed lines)."""
     # map and attrgetter: a prompt counts the whole remaining diff at every step, so at C speed.
-    return len(set(map(_PATH, hunks))), sum(map(_ADDED, hunks)), sum(map(_REMOVED, hunks))
+    return len(set(map(PATH, hunks))), sum(map(ADDED, hunks)), sum(map(REMOVED, hunks))
 
 
 _T = TypeVar("_T")
 
 
-class _PerHunk(Generic[_T]):
+class PerHunk(Generic[_T]):
     """A value worked out from one hunk alone, kept while the hunk lives: a step only works out
     those of the hunks that are new since the last (hunks are immutable, and the remaining diff
     keeps the same objects from step to step). Found by the object's identity: an entry goes
@@ -55,15 +55,15 @@ class _PerHunk(Generic[_T]):
 
 
 def _summary(hunks: list[Hunk]) -> str:
-    return _summary_text(len(hunks), *stat(hunks))
+    return summary_text(len(hunks), *stat(hunks))
 
 
-def _summary_text(hunks: int, files: int, added: int, removed: int) -> str:
+def summary_text(hunks: int, files: int, added: int, removed: int) -> str:
     return (f"{hunks} hunk{'s' if hunks != 1 else ''} in {files} file{'s' if files != 1 else ''} "
             f"(+{added} -{removed} lines)")
 
 
-def _decode(data: bytes) -> str:
+def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
@@ -74,7 +74,7 @@ def _show_lines(sign: str, data: bytes, first: int = 0, width: int = 0) -> list[
     """Lines with their sign; numbered from `first` (right-aligned to `width`) when first > 0."""
     out = []
     for k, line in enumerate(split_lines(data)):
-        text = _decode(line[:-1] if line.endswith(b"\n") else line)
+        text = decode(line[:-1] if line.endswith(b"\n") else line)
         if len(text) > _MAX_SHOWN_LINE:
             text = text[:_MAX_SHOWN_LINE] + f" [line cut: {len(text) - _MAX_SHOWN_LINE} more characters]"
         out.append(f"{first + k:>{width}} {sign}{text}" if first else sign + text)
@@ -94,10 +94,10 @@ NUMBERING_NOTE = ("Lines inside hunks are numbered: apply_hunks(['<id>:1-3,7']) 
                   "(its - lines removed, its + lines added); '<id>' alone takes the whole hunk.")
 
 
-def _describe_entry(mode: int, data: bytes, size: int | None = None) -> str:
+def describe_entry(mode: int, data: bytes, size: int | None = None) -> str:
     size = len(data) if size is None else size
     if mode == MODE_LINK:
-        return f"symlink -> {_decode(data)}" if data else "symlink"
+        return f"symlink -> {decode(data)}" if data else "symlink"
     if mode == MODE_GITLINK:
         return "submodule"
     kind = "binary file" if has_nul(data) else "file"
@@ -118,7 +118,7 @@ def _block(h: Hunk, shown: str) -> list[str]:
         if h.new_mode == MODE_GITLINK:
             lines.append(f"new submodule at commit {h.new_oid}")
         elif not is_text_entry(h.new_mode, h.added):
-            lines.append(f"new {_describe_entry(h.new_mode, h.added)}")
+            lines.append(f"new {describe_entry(h.new_mode, h.added)}")
         else:
             n = count_lines(h.added)
             lines.append(f"new file mode {h.new_mode:o}, {n} lines")
@@ -129,7 +129,7 @@ def _block(h: Hunk, shown: str) -> list[str]:
         if is_text_entry(h.old_mode, h.removed):
             lines.append(f"deleted file mode {h.old_mode:o}, {count_lines(h.removed)} lines ({len(h.removed)} bytes)")
         else:
-            lines.append(f"deleted {_describe_entry(h.old_mode, h.removed)}")
+            lines.append(f"deleted {describe_entry(h.old_mode, h.removed)}")
     elif h.kind == "rename":
         lines.append(f"renamed from {h.old_path} ({h.similarity}% similar)")
         if h.old_mode != h.new_mode:
@@ -141,14 +141,14 @@ def _block(h: Hunk, shown: str) -> list[str]:
     elif h.kind == "mode":
         lines.append(f"mode {h.old_mode:o} -> {h.new_mode:o}")
     else:  # binary
-        old = _describe_entry(h.old_mode, b"", h.old_size) if h.old_mode not in (MODE_LINK,) else "symlink"
-        lines.append(f"whole-file replacement: {old} -> {_describe_entry(h.new_mode, h.added)}")
+        old = describe_entry(h.old_mode, b"", h.old_size) if h.old_mode not in (MODE_LINK,) else "symlink"
+        lines.append(f"whole-file replacement: {old} -> {describe_entry(h.new_mode, h.added)}")
     return lines
 
 
 # A hunk's block as text, for the name it was last shown by (a name changes only when an id
 # next to it in sorted order comes or goes).
-_BLOCKS: _PerHunk[dict[str, str]] = _PerHunk(lambda h: {})
+_BLOCKS: PerHunk[dict[str, str]] = PerHunk(lambda h: {})
 
 
 def _cut_text(h: Hunk, shown: str, avail: int) -> str:
@@ -200,7 +200,7 @@ def render(hunks: list[Hunk], *, path_prefix: str = "", page: int = 1, budget: i
         return "Remaining diff: no remaining changes"
     selected = _filtered(hunks, path_prefix)
     if not selected:
-        return _fit(f"Remaining diff: no hunks under {path_prefix!r} ({_summary(hunks)} elsewhere; "
+        return fit(f"Remaining diff: no hunks under {path_prefix!r} ({_summary(hunks)} elsewhere; "
                     f"read_diff() without a path lists them all)", budget)
     numbers = any(selectable(h) for h in selected)
 
@@ -232,169 +232,16 @@ def render(hunks: list[Hunk], *, path_prefix: str = "", page: int = 1, budget: i
         used += cost
     q = len(pages)
     if page < 1 or page > q:
-        return _fit(f"Remaining diff: {_summary(selected)}; page {page} is out of range: "
+        return fit(f"Remaining diff: {_summary(selected)}; page {page} is out of range: "
                     f"valid pages are 1 to {q}", budget)
     parts = [header(page, q), *pages[page - 1]]
     if page < q:
         parts.append(trailer(page))
-    return _fit("\n\n".join(parts), budget)
+    return fit("\n\n".join(parts), budget)
 
 
-def _fit(text: str, budget: int) -> str:
+def fit(text: str, budget: int) -> str:
     return text if len(text) <= budget else text[:budget]
-
-
-def _first_change(h: Hunk) -> str:
-    if h.kind == "modify":
-        for sign, data in (("+", h.added), ("-", h.removed)):
-            for line in split_lines(data):
-                s = _decode(line).strip()
-                if s:
-                    return sign + s
-        return "+" if h.added else "-"
-    if h.kind == "add":
-        if not is_text_entry(h.new_mode, h.added):
-            return _describe_entry(h.new_mode, h.added) if h.new_mode != MODE_GITLINK else "submodule"
-        for line in split_lines(h.added):
-            s = _decode(line).strip()
-            if s:
-                return "+" + s
-        return "(empty file)"
-    if h.kind == "rename":
-        return f"from {h.old_path} ({h.similarity}%)"
-    if h.kind == "mode":
-        return f"{h.old_mode:o} -> {h.new_mode:o}"
-    if h.kind == "binary":
-        return f"{h.old_size} -> {len(h.added)} bytes"
-    return ""
-
-
-def _trim(s: str, n: int = 60) -> str:
-    return s if len(s) <= n else s[: n - 1] + "…"
-
-
-def index_lines(hunks: list[Hunk], *, budget: int = 12000, short: bool = False) -> str:
-    """A compact index of the hunks for prompts; never longer than `budget` characters.
-    short: ids abbreviated among these hunks, as read_diff shows them (a step's prompt; the
-    plan's prompts keep whole ids, which its answers are checked against)."""
-    if not hunks:
-        return _fit("no remaining changes", budget)
-    names: dict[str, str] = {}      # the ids as shown, made only for a form that lists them
-    n = len(hunks)
-    # Each form is built only as far as the budget: a long remaining diff is not rendered
-    # in full at every step only to be dropped.
-    # A form whose shortest possible lines already pass the budget is not built at all (an id
-    # shows at least 4 characters, a kind 3, each count 2; the lines are joined by newlines);
-    # the count alone rules out most, before the paths are measured.
-    if n * 17 - 1 <= budget and sum(map(len, map(_PATH, hunks))) + n * 16 - 1 <= budget:
-        names = names or _names(hunks, short)
-        per_hunk = _within(budget, (f"{names[h.id]} {_INDEX_LINE(h)}" for h in hunks))
-        if per_hunk is not None:
-            return per_hunk
-
-    files: dict[str, list[Hunk]] = {}
-    for h in hunks:
-        hs = files.get(h.path)
-        if hs is None:
-            files[h.path] = [h]
-        else:
-            hs.append(h)
-    # Each file's hunks and lines, counted once for the summary and every form below.
-    sizes = [(p, len(hs), sum(map(_ADDED, hs)), sum(map(_REMOVED, hs))) for p, hs in files.items()]
-    lead = _summary_text(n, len(files), sum(s[2] for s in sizes), sum(s[3] for s in sizes))
-    if len(files) * 21 + n * 5 <= budget and sum(map(len, files)) + len(files) * 20 + n * 5 <= budget:
-        names = names or _names(hunks, short)
-        per_file = _within(budget, itertools.chain(
-            [lead + ", by file:"],
-            (f"{p}: {n} hunk{'s' if n != 1 else ''} +{a} -{r} ids: {' '.join(names[h.id] for h in files[p])}"
-             for p, n, a, r in sizes)))
-        if per_file is not None:
-            return per_file
-
-    final = "call read_diff(path=...) for details"
-    rows: list[str] = []
-    for depth in (3, 2, 1):
-        groups: dict[str, list[int]] = {}   # directory: [files, hunks, added, removed]
-        for p, n, a, r in sizes:
-            key = _directory(p, depth)
-            g = groups.get(key)
-            if g is None:
-                groups[key] = [1, n, a, r]
-            else:
-                g[0] += 1
-                g[1] += n
-                g[2] += a
-                g[3] += r
-        rows = [f"{d}: {g[0]} files, {g[1]} hunks +{g[2]} -{g[3]}" for d, g in groups.items()]
-        text = "\n".join([lead + ", by directory:", *rows, final])
-        if len(text) <= budget:
-            return text
-    # Even one line per top-level directory is too long: keep what fits, say what was left out.
-    for head in ([lead + ", by directory:"], []):
-        kept = list(head)
-        size = sum(len(x) + 1 for x in kept) + len(final)
-        for i, row in enumerate(rows):
-            more = f"... and {len(rows) - i} more directories"
-            if size + len(row) + 1 + len(more) + 1 > budget:
-                kept.append(more)
-                break
-            kept.append(row)
-            size += len(row) + 1
-        text = "\n".join([*kept, final])
-        if len(text) <= budget:
-            return text
-    return _fit(final, budget)
-
-
-def _names(hunks: list[Hunk], short: bool) -> dict[str, str]:
-    return names_of(hunks) if short else {h.id: h.id for h in hunks}
-
-
-# A hunk's index line after its id (the id as shown depends on the other hunks): worked out
-# once per hunk, not at every step's prompt. The whole line's rstrip is this part's: the kind
-# is never blank.
-_INDEX_LINE: _PerHunk[str] = _PerHunk(lambda h: (
-    f"{h.path} {h.kind} +{h.added_lines} -{h.removed_lines} {_trim(_first_change(h))}".rstrip()))
-
-
-ASSIGNED_BUDGET = 12000
-
-
-@functools.lru_cache(maxsize=65536)
-def _directory(path: str, depth: int) -> str:
-    """The index's row for path at depth: its first `depth` directories."""
-    parts = path.split("/")[:-1][:depth]
-    return "/".join(parts) + "/" if parts else "(top level)"
-
-
-def _within(budget: int, lines: Iterable[str]) -> str | None:
-    """The lines joined, or None as soon as they would be longer than budget."""
-    kept: list[str] = []
-    size = -1
-    for line in lines:
-        size += len(line) + 1
-        if size > budget:
-            return None
-        kept.append(line)
-    return "\n".join(kept)
-
-
-def assigned_text(ids: list[str], remaining: list[Hunk]) -> str:
-    """The prompt's `Assigned hunks:` value: the commit's planned ids still in the remaining
-    diff (ids are content hashes, so they hold while the hunk's content does), shown as
-    read_diff shows them."""
-    if not ids:
-        return "(none)"
-    names = names_of(remaining)
-    live = [names[i] for i in ids if i in names]
-    shown = live[: ASSIGNED_BUDGET // 11]
-    text = " ".join(shown) if shown else "(none left)"
-    if len(shown) < len(live):
-        text += f" (and {len(live) - len(shown)} more, not shown)"
-    if len(live) < len(ids):
-        text += (f" ({len(ids) - len(live)} of the {len(ids)} planned are no longer in the remaining "
-                 "diff: applied already, or changed since the plan)")
-    return text
 
 
 def whole(hunks: list[Hunk], budget: int) -> str | None:

@@ -14,6 +14,7 @@ from git_retcon import diff as H
 from git_retcon.diff.ids import covers
 
 R = importlib.import_module("git_retcon.diff.render")   # the package's `render` is the function
+X = importlib.import_module("git_retcon.diff.index")
 
 
 def ref_short_ids(ids: list[str]) -> dict[str, str]:
@@ -122,13 +123,13 @@ def ref_index_lines(hunks: list[H.Hunk], budget: int, short: bool) -> str:
         return "no remaining changes"[:budget]
     names = ref_short_ids([h.id for h in hunks]) if short else {h.id: h.id for h in hunks}
     text = "\n".join(f"{names[h.id]} {h.path} {h.kind} +{h.added_lines} -{h.removed_lines} "
-                     f"{R._trim(R._first_change(h))}".rstrip() for h in hunks)
+                     f"{X._trim(X._first_change(h))}".rstrip() for h in hunks)
     if len(text) <= budget:
         return text
     files: dict[str, list[H.Hunk]] = {}
     for h in hunks:
         files.setdefault(h.path, []).append(h)
-    lead = R._summary_text(len(hunks), len(files), sum(h.added_lines for h in hunks),
+    lead = R.summary_text(len(hunks), len(files), sum(h.added_lines for h in hunks),
                            sum(h.removed_lines for h in hunks))
     text = "\n".join([lead + ", by file:"] + [
         f"{p}: {len(hs)} hunk{'s' if len(hs) != 1 else ''} +{sum(h.added_lines for h in hs)} "

@@ -16,7 +16,7 @@ from git_retcon.diff.hunk import (
     Hunk,
     split_lines,
 )
-from git_retcon.diff.ids import expand, short_ids, shorten
+from git_retcon.diff.ids import expand, lookup, names_of, short_ids, shorten
 from git_retcon.diff.index import ASSIGNED_BUDGET, assigned_text, index_lines
 from git_retcon.diff.remaining import RemainingDiff, remaining
 from git_retcon.diff.render import render, stat, whole
@@ -39,6 +39,8 @@ __all__ = [
     "assigned_text",
     "expand",
     "index_lines",
+    "lookup",
+    "names_of",
     "parse_items",
     "remaining",
     "render",

@@ -143,13 +143,14 @@ class Session:
         if not items:
             raise ToolError("hunk_ids is empty: pass a list of hunk ids or paths from read_diff", "id")
         before = self.remaining()
-        names = hunks.short_ids(h.id for h in before)
+        look = hunks.lookup(before)     # read_diff's: ids, names and paths indexed once per remaining diff
+        names = look.names
         try:
             items, remarks = hunks.expand(items, before, self.path)
         except hunks.SelectionError as exc:
             raise ToolError(f"{exc}; nothing was applied. Ids change only when a hunk's content does: "
                             "call read_diff for the current ones", "id") from None
-        by_id = {h.id: h for h in before}
+        by_id = look.by_id
         try:
             chosen = hunks.resolve(items, by_id)
         except hunks.SelectionError as exc:
@@ -168,7 +169,7 @@ class Session:
                 + f" to {len(touched)} files: {', '.join(touched[:20])}. {len(left)} hunks remain.")
         if parts:
             # The rest of a hunk taken in part has a new id (ids hash content): name it, as read_diff will.
-            shown = hunks.short_ids(h.id for h in left)
+            shown = hunks.names_of(left)
             rest = [h for h in left if h.id not in by_id and h.path in {p.path for p in parts}]
             text += (" What is left of the hunks taken in part: "
                      + (", ".join(f"{shown[h.id]} ({h.path})" for h in rest[:20]) if rest else "nothing")

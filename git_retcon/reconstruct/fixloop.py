@@ -67,7 +67,7 @@ def _fix_step(w: Work, diag: rework.Diagnosis, attempt: int) -> None:
     session = steps.session(w, True, tip, diag.brief)
     values = steps.prompt_values(w, session)
     # The candidates' ids as read_diff shows them (the note keeps them whole).
-    shown = hunks.short_ids(h.id for h in session.remaining())
+    shown = hunks.names_of(session.remaining())
     values.update(attempt=str(attempt), brief=hunks.shorten(diag.brief.text, shown))
     candidates = diag.blame.candidates
     if candidates:

@@ -1,8 +1,9 @@
-"""`make bench`: every benchmark in turn, each printing its table. One module a line."""
-from bench import misordered, model_output, plan_sizes, run_jobs, run_overhead
+"""`make bench`: every benchmark in turn, each printing its table. One module a line.
+model_output also measures the real histories of bench/releases.py (PyPI releases as commits)."""
+from bench import misordered, model_output, plan_sizes, releases, run_jobs, run_overhead
 
 run_overhead.main([])
 run_jobs.main([])
 plan_sizes.main([])
-model_output.main([])
+model_output.main(releases.real_args())
 misordered.main([])

@@ -2,7 +2,9 @@
 
 A wrong type names the parameter and the type wanted; a list given as a JSON string
 or as a comma-separated string is accepted; a parameter under a near name is read as
-the one it must mean when that is unambiguous (and the answer says so). Every refusal
+the one it must mean when that is unambiguous (and the answer says so); hunk ids dressed
+the way models write them (`hunk 3f2a9c`, `#3f2a9c`, backticks, `3f2a9c (src/a.py)`,
+`3f2a9c[1-4]`, `3f2a9c lines 1..4`) are read as the plain id or id:LINES (said too). Every refusal
 is a ToolError whose text tells the model what to send instead.
 """
 from __future__ import annotations
@@ -92,7 +94,48 @@ def bind(name: str, fn: Callable[..., object], given: dict[str, Any]) -> tuple[d
     if missing:
         raise ToolError(f"{name} needs {', '.join(missing)}: call {signature(name, fn)}"
                         f" ({missing[0]}: {MEANING.get(missing[0], wanted(hints.get(missing[0], str)))})", "type")
-    return {p: coerce(name, p, hints.get(p, str), v) for p, v in given.items()}, notes
+    out = {p: coerce(name, p, hints.get(p, str), plain_items(v) if p in _ITEMS else v) for p, v in given.items()}
+    for p in _ITEMS & out.keys():
+        sent = typing.cast(list[str], out[p])
+        items = [str(plain_item(i)) for i in sent]
+        if items != sent or plain_items(given[p]) != given[p]:
+            shown = ", ".join(f"'{i}'" for i in items[:12]) + (", ..." if len(items) > 12 else "")
+            notes.append(f"(read {p} as [{shown}]: write ids plainly, as read_diff shows them)")
+        out[p] = items
+    return out, notes
+
+
+# Parameters that hold apply_hunks items: ids, id:LINES selections and paths.
+_ITEMS = {"hunk_ids"}
+_ID = r"[0-9a-fA-F]{4,}"
+_DRESS = [  # how models dress an id, and the plain form
+    (re.compile(r"`"), ""),
+    (re.compile(rf"\b(?:hunk|id)(?:[ _]id)?\s*[:#]?\s*(?={_ID}\b)", re.I), ""),
+    (re.compile(rf"#(?={_ID}\b)"), ""),
+    (re.compile(rf"\b({_ID})\s*\([^()]*\)"), r"\1"),                          # 3f2a9c (src/a.py)
+    (re.compile(rf"\b({_ID})\s*\[\s*((?:lines?\s*)?\d[^\]]*)\]", re.I), r"\1:\2"),     # 3f2a9c[1-4]
+    (re.compile(rf"\b({_ID})\s*:?\s*\blines?\s*:?\s*(?=\d)", re.I), r"\1:"),        # 3f2a9c lines 1-4
+]
+_SEL = re.compile(rf"^({_ID})\s*:\s*(.*)$", re.S)
+_DASH = re.compile(r"\s*(?:\.\.\.?|[\u2010-\u2015\u2212]|\bto\b)\s*")      # 1..4, 1–4, 1 to 4
+
+
+def plain_items(value: object) -> object:
+    """A list of items written as one string, undressed before it is split at commas and spaces."""
+    return plain_item(value) if isinstance(value, str) and not value.strip().startswith("[") else value
+
+
+def plain_item(item: object) -> object:
+    """One apply_hunks item as diff/select.py reads it: an id undressed, a selection's ranges with '-'."""
+    if not isinstance(item, str):
+        return item
+    text = item
+    for pattern, plain in _DRESS:
+        text = pattern.sub(plain, text)
+    m = _SEL.match(text.strip())
+    if m:
+        text = f"{m.group(1)}:{_DASH.sub('-', m.group(2)).strip()}"
+    return text.strip() if text != item else item
 
 
 def coerce(tool: str, param: str, hint: object, value: object) -> object:

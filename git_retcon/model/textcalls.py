@@ -1,7 +1,8 @@
 """Tool calls a model wrote into its text instead of making them.
 
 Mid-size models often print `{"name": "apply_hunks", "arguments": {...}}`, a
-`<tool_call>` block or `create_commit(message="...")` and then believe the call ran.
+`<tool_call>` block, `<function=apply_hunks>{...}</function>` or `create_commit(message="...")`
+and then believe the call ran.
 Nothing in text is ever run: the step answers "not executed: call the tool".
 """
 from __future__ import annotations
@@ -64,4 +65,8 @@ def written_calls(text: str, tools: Iterable[str]) -> list[str]:
         found += _named(obj, names)
     pattern = r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\s*\(\s*(?:[\w\"'\[{]|\))"
     found += re.findall(pattern, text)
+    # Tags some chat templates wrap a call in: Llama's <function=NAME>, Mistral's [TOOL_CALLS]NAME[ARGS].
+    tagged = r"(?:<function\s*=\s*|<function\s+name\s*=\s*|<invoke\s+name\s*=\s*|\[TOOL_CALLS\]\s*)[\"']?(?:\w+\.)?(" \
+        + "|".join(re.escape(n) for n in sorted(names)) + r")\b"
+    found += re.findall(tagged, text)
     return list(dict.fromkeys(found))

@@ -3,6 +3,7 @@ advice for the kind of mistake it keeps making, not a generic "try again"."""
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -56,11 +57,13 @@ class Steering:
         self.errors: list[str] = []
         self.kinds: list[ErrorKind] = []   # what went wrong, for the advice
         self.streak = 0                    # failed calls in a row
+        self.failed_calls: Counter[str] = Counter()   # each failed call (name and arguments), how often
 
     def reset(self) -> None:
         self.errors.clear()
         self.kinds.clear()
         self.streak = 0
+        self.failed_calls.clear()
 
     def diagnosis(self) -> str:
         """What went wrong with the tool calls of this step, for a steering message."""
@@ -82,7 +85,7 @@ class Steering:
             else "type" if isinstance(exc, TypeError) else "other"
         self._failed(result.name, result.output, kind)
         # What the model reads back: the error, and after a streak, how to get out of it.
-        result.output += self._steering()
+        result.output += self._repeated(call) + self._steering()
 
     def before_call(self, tool: object, call: object) -> None:
         if self.step.ended():
@@ -93,7 +96,7 @@ class Steering:
             text = (f'there is no tool "{name}"' + (f": did you mean {meant}? Call it by that exact name" if meant
                                                     else "") + f"; the tools are {', '.join(self.tool_names)}")
             self._failed(name, text, "tool")
-            raise llm.CancelToolCall(text + self._steering())
+            raise llm.CancelToolCall(text + self._repeated(call) + self._steering())
 
     def turn_failed(self, what: str, text: str, kind: ErrorKind = "other") -> None:
         """A turn that ended without a tool call counts against the error budget."""
@@ -106,6 +109,19 @@ class Steering:
         if len(self.errors) >= MAX_TOOL_ERRORS:
             self.step.give_up(f"the model's tool calls kept failing ({len(self.errors)} errors); "
                               f"last: {self.errors[-1][:300]}")
+
+    def _repeated(self, call: object) -> str:
+        """Said when a failed call is one that failed before in this step: a model that sends the
+        same call again believes the answer will change, and must be told it will not."""
+        key = json.dumps([getattr(call, "name", None), getattr(call, "arguments", None)], sort_keys=True,
+                         default=str)
+        self.failed_calls[key] += 1
+        n = self.failed_calls[key]
+        if n < 2:
+            return ""
+        return (f"\nThis is the same call, with the same arguments, as one that already failed in this step "
+                f"({n} times now): it fails the same way each time. Change it as the error says, or call "
+                "another tool.")
 
     def _steering(self) -> str:
         if self.step.ended():

@@ -1,8 +1,12 @@
-"""Where edit_file's `old` does not occur: the file's lines nearest to it, in the answer, so
-a model copies them exactly instead of reading the whole file again (or guessing)."""
+"""What a model's failed call most likely meant, for its answer: where edit_file's `old` does
+not occur, the file's lines nearest to it (so a model copies them exactly instead of reading
+the whole file again, or guessing); hunks it names that it has applied already; a path
+written as a diff header writes it (`a/src/x.py`)."""
 from __future__ import annotations
 
 import difflib
+import re
+from collections.abc import Callable
 
 _MAX_SHOWN = 12     # lines of the file quoted at most
 _CUTOFF = 0.6       # how alike a line must be to old's first line to count as near
@@ -30,3 +34,34 @@ def nearest(data: bytes, old: str) -> str:
     what = "differs from it only in whitespace (indentation, tabs, trailing spaces); the file has" if same \
         else "is nearest to these lines of the file"
     return f"\nold {what}, from line {at + 1}:\n{shown}" + ("" if shown.endswith("\n") else "\n")
+
+
+def undiffed(path: str, exists: Callable[[str], bool]) -> str:
+    """`a/src/x.py` or `b/src/x.py`, a diff header's name, as `src/x.py`: only when the repository
+    has nothing at `a` (`b`) itself and the rest of the path names something."""
+    if path[:2] in ("a/", "b/") and not exists(path[0]) and exists(path[2:]):
+        return path[2:]
+    return path
+
+
+def applied_already(keys: list[str], applied: dict[str, str], left: dict[str, str]) -> str:
+    """The answer's tail for items that name hunks this step applied already (by id, or by a path
+    all of whose hunks it applied): they are in the worktree now; and what remains.
+    applied: whole id -> path; left: the remaining hunks' paths by their shown ids."""
+    done: list[str] = []
+    for key in dict.fromkeys(keys):
+        low = key.lower()
+        ids = [i for i in applied if re.fullmatch(r"[0-9a-f]{4,}", low) and i.startswith(low)]
+        under = key.strip().rstrip("/")
+        under = under[2:] if under[:2] in ("a/", "b/") and under[2:] in applied.values() else under
+        paths = [p for p in applied.values() if p == under or p.startswith(under + "/")]
+        if ids:
+            done.append(f"{key} ({applied[ids[0]]})")
+        elif paths and not any(p == under or p.startswith(under + "/") for p in left.values()):
+            done.append(f"{key} (its hunks)")
+    if not done:
+        return ""
+    rest = ", ".join(f"{i} ({p})" for i, p in list(left.items())[:20]) + (", ..." if len(left) > 20 else "")
+    return (f" Applied already in this step: {', '.join(done)}: {'it is' if len(done) == 1 else 'they are'} "
+            "in the worktree now and gone from the remaining diff, so leave "
+            f"{'it' if len(done) == 1 else 'them'} out. {len(left)} hunks remain" + (f": {rest}." if left else "."))

@@ -8,6 +8,7 @@ create_commit or stuck is called.
 """
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from git_retcon.git.plumbing import get_commit
 from git_retcon.model.args import ToolError, bind
 from git_retcon.model.invented import invented
 from git_retcon.model.layout import layout_warning
-from git_retcon.model.nearest import nearest
+from git_retcon.model.nearest import applied_already, nearest, undiffed
 from git_retcon.model.steering import Steering
 from git_retcon.sandbox.runner import Verifier
 from git_retcon.sandbox.worktree import PathRefused, Worktree
@@ -62,6 +63,7 @@ class Session:
     # The run's remaining diff, kept up to date path by path across steps.
     diff: hunks.RemainingDiff | None = None
     steering: Steering = field(init=False)        # the step's error budget
+    applied: dict[str, str] = field(default_factory=dict)   # hunks this step applied whole: id -> path
 
     def __post_init__(self) -> None:
         self.steering = Steering(self, TOOL_NAMES)
@@ -81,6 +83,7 @@ class Session:
         """Back to the start of the step (a model error cut it short): the worktree at parent."""
         self.wt.reset(self.parent)
         self.outcome = None
+        self.applied.clear()
         self.steering.reset()
 
     def ended(self) -> bool:
@@ -97,6 +100,8 @@ class Session:
         text = raw.strip()
         while text.startswith("./"):
             text = text[2:].lstrip("/")
+        text = undiffed(text, lambda p: os.path.lexists(self.wt.path / p) or bool(
+            hunks.lookup(self.remaining()).covered(p)))
         if text.startswith("/"):
             root = str(self.wt.path.resolve())
             norm = posixpath.normpath(text)
@@ -148,8 +153,10 @@ class Session:
         try:
             items, remarks = hunks.expand(items, before, self.path)
         except hunks.SelectionError as exc:
-            raise ToolError(f"{exc}; nothing was applied. Ids change only when a hunk's content does: "
-                            "call read_diff for the current ones", "id") from None
+            again = applied_already([it.key or it.id for it in items], self.applied,
+                                    {names[h.id]: h.path for h in before})
+            raise ToolError(f"{exc}; nothing was applied." + (again or " Ids change only when a hunk's content "
+                            "does: call read_diff for the current ones"), "id") from None
         by_id = look.by_id
         try:
             chosen = hunks.resolve(items, by_id)
@@ -163,6 +170,7 @@ class Session:
             self.wt.exact = False   # files may differ from the index now
             raise ToolError(f"{hunks.shorten(str(exc), names)}; nothing was applied: call read_diff") from None
         self.wt.index_changed(touched)
+        self.applied.update((h.id, h.path) for h in chosen if h.id in by_id)
         left = self.remaining()
         parts = [h for h in chosen if h.id not in by_id]
         text = (f"Applied {len(chosen)} hunks" + (f" ({len(parts)} of them in part)" if parts else "")

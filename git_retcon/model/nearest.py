@@ -39,7 +39,7 @@ def nearest(data: bytes, old: str) -> str:
 def undiffed(path: str, exists: Callable[[str], bool]) -> str:
     """`a/src/x.py` or `b/src/x.py`, a diff header's name, as `src/x.py`: only when the repository
     has nothing at `a` (`b`) itself and the rest of the path names something."""
-    if path[:2] in ("a/", "b/") and not exists(path[0]) and exists(path[2:]):
+    if path[:2] in ("a/", "b/") and ".." not in path.split("/") and not exists(path[0]) and exists(path[2:]):
         return path[2:]
     return path
 

@@ -57,6 +57,7 @@ def test_a_diff_header_prefix_is_dropped_only_when_the_repository_has_no_such_di
     assert undiffed("a/util.py", files.__contains__) == "a/util.py"      # a/ is a directory of its own
     assert undiffed("b/new.py", files.__contains__) == "b/new.py"        # nothing named new.py: a new path
     assert undiffed("util.py", files.__contains__) == "util.py"
+    assert undiffed("b/../util.py", lambda p: True) == "b/../util.py"  # no existence is probed outside
 
 
 def test_nothing_is_said_of_ids_never_applied():

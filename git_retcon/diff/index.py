@@ -2,13 +2,13 @@
 longest that fits the budget; and the `Assigned hunks:` value. read_diff's text is render.py's."""
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Iterable
 
 from git_retcon.diff.hunk import MODE_GITLINK, Hunk, is_text_entry, split_lines
 from git_retcon.diff.ids import names_of
-from git_retcon.diff.render import ADDED, PATH, REMOVED, PerHunk, decode, describe_entry, fit, summary_text
+from git_retcon.diff.remaining import Sums
+from git_retcon.diff.render import PATH, PerHunk, decode, describe_entry, fit, summary_text
 
 
 def _first_change(h: Hunk) -> str:
@@ -40,10 +40,12 @@ def _trim(s: str, n: int = 60) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def index_lines(hunks: list[Hunk], *, budget: int = 12000, short: bool = False) -> str:
+def index_lines(hunks: list[Hunk], *, budget: int = 12000, short: bool = False, sums: Sums | None = None) -> str:
     """A compact index of the hunks for prompts; never longer than `budget` characters.
     short: ids abbreviated among these hunks, as read_diff shows them (a step's prompt; the
-    plan's prompts keep whole ids, which its answers are checked against)."""
+    plan's prompts keep whole ids, which its answers are checked against).
+    sums: the hunks' Sums when kept up to date (RemainingDiff.sums_of): then a long diff is
+    indexed by directory without counting each hunk again."""
     if not hunks:
         return fit("no remaining changes", budget)
     names: dict[str, str] = {}      # the ids as shown, made only for a form that lists them
@@ -53,46 +55,33 @@ def index_lines(hunks: list[Hunk], *, budget: int = 12000, short: bool = False) 
     # A form whose shortest possible lines already pass the budget is not built at all (an id
     # shows at least 4 characters, a kind 3, each count 2; the lines are joined by newlines);
     # the count alone rules out most, before the paths are measured.
-    if n * 17 - 1 <= budget and sum(map(len, map(PATH, hunks))) + n * 16 - 1 <= budget:
+    if n * 17 - 1 <= budget and (sums.hunk_chars if sums is not None else sum(map(len, map(PATH, hunks)))
+                                 ) + n * 16 - 1 <= budget:
         names = names or _names(hunks, short)
         per_hunk = _within(budget, (f"{names[h.id]} {_INDEX_LINE(h)}" for h in hunks))
         if per_hunk is not None:
             return per_hunk
 
-    files: dict[str, list[Hunk]] = {}
-    for h in hunks:
-        hs = files.get(h.path)
-        if hs is None:
-            files[h.path] = [h]
-        else:
-            hs.append(h)
-    # Each file's hunks and lines, counted once for the summary and every form below.
-    sizes = [(p, len(hs), sum(map(ADDED, hs)), sum(map(REMOVED, hs))) for p, hs in files.items()]
-    lead = summary_text(n, len(files), sum(s[2] for s in sizes), sum(s[3] for s in sizes))
-    if len(files) * 21 + n * 5 <= budget and sum(map(len, files)) + len(files) * 20 + n * 5 <= budget:
+    if sums is None:
+        sums = Sums(hunks)
+    files = sums.files
+    lead = summary_text(n, len(files), sums.added, sums.removed)
+    if len(files) * 21 + n * 5 <= budget and sums.file_chars + len(files) * 20 + n * 5 <= budget:
         names = names or _names(hunks, short)
+        ids: dict[str, list[str]] = {}
+        for h in hunks:
+            ids.setdefault(h.path, []).append(names[h.id])
         per_file = _within(budget, itertools.chain(
             [lead + ", by file:"],
-            (f"{p}: {n} hunk{'s' if n != 1 else ''} +{a} -{r} ids: {' '.join(names[h.id] for h in files[p])}"
-             for p, n, a, r in sizes)))
+            (f"{p}: {f[0]} hunk{'s' if f[0] != 1 else ''} +{f[1]} -{f[2]} ids: {' '.join(ids[p])}"
+             for p, f in ((p, files[p]) for p in sums.order))))
         if per_file is not None:
             return per_file
 
     final = "call read_diff(path=...) for details"
     rows: list[str] = []
     for depth in (3, 2, 1):
-        groups: dict[str, list[int]] = {}   # directory: [files, hunks, added, removed]
-        for p, n, a, r in sizes:
-            key = _directory(p, depth)
-            g = groups.get(key)
-            if g is None:
-                groups[key] = [1, n, a, r]
-            else:
-                g[0] += 1
-                g[1] += n
-                g[2] += a
-                g[3] += r
-        rows = [f"{d}: {g[0]} files, {g[1]} hunks +{g[2]} -{g[3]}" for d, g in groups.items()]
+        rows = [f"{d}: {g[0]} files, {g[1]} hunks +{g[2]} -{g[3]}" for d, g in sums.groups(depth).rows()]
         text = "\n".join([lead + ", by directory:", *rows, final])
         if len(text) <= budget:
             return text
@@ -125,13 +114,6 @@ _INDEX_LINE: PerHunk[str] = PerHunk(lambda h: (
 
 
 ASSIGNED_BUDGET = 12000
-
-
-@functools.lru_cache(maxsize=65536)
-def _directory(path: str, depth: int) -> str:
-    """The index's row for path at depth: its first `depth` directories."""
-    parts = path.split("/")[:-1][:depth]
-    return "/".join(parts) + "/" if parts else "(top level)"
 
 
 def _within(budget: int, lines: Iterable[str]) -> str | None:

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 
 from git_retcon import diff as hunks
+from git_retcon.diff.remaining import Sums
 from git_retcon.git.plumbing import get_commit
 from git_retcon.model.args import ToolError
 from git_retcon.model.choose import BUILTIN
@@ -44,7 +45,9 @@ def prompt_values(w: Work, s: Session) -> dict[str, str]:
     c = w.commit
     with w.run.ui.waiting("Computing diff"):
         remaining = s.remaining()
-    files, added, removed = hunks.stat(remaining)
+    # The run's diff keeps its counts up to date: a step does not count every hunk again.
+    sums = s.diff.sums_of(remaining) if s.diff is not None else None
+    files, added, removed = (len(sums.files), sums.added, sums.removed) if sums is not None else hunks.stat(remaining)
     w.run.ui.line(f"Computing diff ({added + removed} lines)...")
     return {
         "k": str(w.k + 1), "n": str(w.n), "summary": c.summary,
@@ -53,11 +56,11 @@ def prompt_values(w: Work, s: Session) -> dict[str, str]:
         "assigned": hunks.assigned_text(c.hunks, remaining),
         "resolution": resolution_text(c),
         "stat": f"{len(remaining)} hunks in {files} files (+{added} -{removed})",
-        "index": _index(remaining, s.fix),
+        "index": _index(remaining, s.fix, sums),
     }
 
 
-def _index(remaining: list[hunks.Hunk], fix: bool) -> str:
+def _index(remaining: list[hunks.Hunk], fix: bool, sums: Sums | None = None) -> str:
     """What the prompt shows of the remaining diff: for an extraction, the whole diff when it is
     short (the model applies from it with no read_diff turn first), else an index of it. A fix
     prompt carries the brief's candidates instead, and the index."""
@@ -66,7 +69,7 @@ def _index(remaining: list[hunks.Hunk], fix: bool) -> str:
     text = None if fix else hunks.whole(remaining, INDEX_BUDGET)
     if text is not None:
         return "The whole remaining diff, as read_diff() shows it (no need to call it):\n" + text
-    return hunks.index_lines(remaining, budget=INDEX_BUDGET, short=True)
+    return hunks.index_lines(remaining, budget=INDEX_BUDGET, short=True, sums=sums)
 
 
 def resolution_text(commit: specmod.LogicalCommit) -> str:

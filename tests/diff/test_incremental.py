@@ -7,7 +7,7 @@ import pygit2
 import pytest
 
 from git_retcon import diff as H
-from git_retcon.diff.remaining import RemainingDiff
+from git_retcon.diff.remaining import RemainingDiff, Sums
 from testing.gitrepo import GitRepo
 
 
@@ -66,6 +66,8 @@ def test_kept_up_to_date_it_always_equals_remaining(repo, seed):
         tree = str(index.write_tree(prepo))
         whole = H.remaining(prepo, tree, target_tree)
         assert inc.at(tree) == whole
+        assert inc.sums_of(inc.hunks) == Sums(whole)
+        assert inc.sums_of(whole) is None      # another list: its own counts
         if not whole:
             break
         # A step applies a few hunks, as a model does; sometimes one of a file's several.
@@ -110,6 +112,12 @@ def test_many_paths_each_replaced_where_it_sorts(repo):
         tree = str(index.write_tree(prepo))
         whole = H.remaining(prepo, tree, target_tree)
         assert inc.at(tree) == whole
+        # Its counts, kept up to date path by path (files that come back included), are those of
+        # the list counted afresh; so is the prompt's index by directory made from them.
+        assert inc.sums_of(inc.hunks) == Sums(whole)
+        for budget in (300, 12000):
+            kept = H.index_lines(whole, budget=budget, sums=inc.sums_of(inc.hunks))
+            assert kept == H.index_lines(whole, budget=budget)
         if not whole:
             break
         H.apply(prepo, index, workdir, rnd.sample(whole, min(len(whole), rnd.randint(1, 4))))

@@ -12,6 +12,7 @@ import pytest
 
 from git_retcon import diff as H
 from git_retcon.diff.ids import covers
+from git_retcon.diff.remaining import Sums
 
 R = importlib.import_module("git_retcon.diff.render")   # the package's `render` is the function
 X = importlib.import_module("git_retcon.diff.index")
@@ -175,6 +176,33 @@ def test_the_index_of_a_shrinking_diff_is_the_first_form_that_fits(seed):
             for short in (True, False):
                 assert H.index_lines(hunks, budget=budget, short=short) == ref_index_lines(hunks, budget, short)
         hunks = [h for h in hunks if rnd.random() > 0.1]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sums_kept_up_to_date_path_by_path_equal_those_counted_afresh(seed):
+    """A path-sorted diff whose paths' hunks go, change, or come (a file new to the diff, or
+    the first of its directory, sorts in its place): the counts kept and the index by file and by
+    directory made from them are those of the list counted afresh."""
+    rnd = random.Random(seed)
+    pool = random_hunks(rnd, 150) + [
+        dataclasses.replace(h, id=random_id(rnd), path=f"d{i % 7}/e{i % 3}/f{i % 2}/g/{h.path}")
+        for i, h in enumerate(random_hunks(rnd, 150))]
+    pool = [h for h in pool if h.kind != "rename"]     # RemainingDiff diffs renames whole
+    hunks = sorted(rnd.sample(pool, 120), key=lambda h: h.path)
+    sums = Sums(hunks)
+    for step in range(120):
+        if step == 20:
+            sums.groups(2)      # a depth first asked for after some steps
+        paths = sorted({h.path for h in pool})
+        for path in rnd.sample(paths, rnd.randint(1, 3)):
+            old = [h for h in hunks if h.path == path]
+            new = [h for h in pool if h.path == path and rnd.random() < 0.3]
+            new = new if rnd.random() < 0.7 else []
+            sums.change(path, old, new)
+            hunks = sorted([h for h in hunks if h.path != path] + new, key=lambda h: h.path)
+        assert sums == Sums(hunks)
+        for budget in (120, 400, 1500, 4000, 12000):
+            assert H.index_lines(hunks, budget=budget, short=True, sums=sums) == ref_index_lines(hunks, budget, True)
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import operator
 import os
 import re
@@ -61,10 +62,26 @@ class Lookup:
 
     @functools.cached_property
     def _index(self) -> tuple[list[str], list[int]]:
-        """The paths sorted, each rename's old path among them, and the position in hunks of each."""
+        """The paths sorted, each rename's old path among them, and the position in hunks of each
+        (pairs (path, position) in sorted order)."""
+        # The remaining diff comes sorted by path, with few renames: then its paths are the
+        # index as they are, and each old path is put in its place (no Python loop over every
+        # hunk at each step: a run would grow with the square of its commits).
+        paths = list(map(_PATH, self.hunks))
+        renames = any(map(_OLD_PATH, self.hunks))
+        olds = sorted((h.old_path, i) for i, h in enumerate(self.hunks) if h.old_path) if renames else []
+        if len(olds) <= 64 and all(map(operator.le, paths, itertools.islice(paths, 1, None))):
+            where = list(range(len(paths)))
+            for old, i in olds:
+                at, end = bisect.bisect_left(paths, old), bisect.bisect_right(paths, old)
+                while at < end and where[at] < i:
+                    at += 1
+                paths.insert(at, old)
+                where.insert(at, i)
+            return paths, where
         keys = [(h.path, i) for i, h in enumerate(self.hunks)]
-        keys += [(h.old_path, i) for i, h in enumerate(self.hunks) if h.old_path]
-        keys.sort()     # hunks come sorted by path: a run or two for timsort
+        keys += olds
+        keys.sort()
         return [k for k, _ in keys], [i for _, i in keys]
 
     @property
@@ -109,6 +126,8 @@ _LOOKUPS_LOCK = threading.Lock()     # plan proposes in threads
 
 
 _ID = operator.attrgetter("id")
+_PATH = operator.attrgetter("path")
+_OLD_PATH = operator.attrgetter("old_path")
 
 
 class _Abbreviations:

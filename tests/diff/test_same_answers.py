@@ -205,6 +205,21 @@ def test_sums_kept_up_to_date_path_by_path_equal_those_counted_afresh(seed):
             assert H.index_lines(hunks, budget=budget, short=True, sums=sums) == ref_index_lines(hunks, budget, True)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_lookups_index_is_every_path_and_old_path_sorted_with_its_position(seed):
+    """The index put together from a path-sorted list (old paths put in their place, ties by
+    position), or sorted whole for any other list, is the sorted pairs."""
+    rnd = random.Random(seed)
+    pool = random_hunks(rnd, 200)
+    for _ in range(30):
+        hunks = sorted(rnd.sample(pool, rnd.randint(0, 200)), key=lambda h: h.path)
+        if rnd.random() < 0.2:
+            rnd.shuffle(hunks)
+        keys = sorted([(h.path, i) for i, h in enumerate(hunks)]
+                      + [(h.old_path, i) for i, h in enumerate(hunks) if h.old_path])
+        assert H.lookup(fresh(hunks))._index == ([k for k, _ in keys], [i for _, i in keys])
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_a_path_item_takes_what_covers_says(seed):
     rnd = random.Random(seed)

@@ -8,6 +8,8 @@ ten times as long per save, which a run makes several times per commit.
 """
 from __future__ import annotations
 
+import itertools
+import operator
 import re
 
 from git_retcon.state.spec import (
@@ -88,26 +90,35 @@ def dump(spec: Spec) -> str:
         elif value is not None:
             _check(value, f"'{name}'")
             lines.append(f"{name} = {_str(value)}")
-    for k, c in enumerate(spec.commits):
-        lines.append(_commit_text(k, c))
+    lines += _commit_texts(spec.commits)
     return "\n".join(lines) + "\n"
 
 
-# A run saves the spec twice per created commit, and all but one [[commit]] are as they
-# were: each is rendered once (else a run of K commits would grow with K squared). Kept per
-# position with the fields it was made from; a save compares those (lists element by element,
-# by identity first) rather than building and hashing a key of every field of every commit.
-_COMMITS: dict[int, tuple[str, str, list[str], list[str], list[Entry], str]] = {}
+# A run saves the spec at each created commit, and all but one [[commit]] are as they were:
+# each is rendered once, and the save finds the ones that changed without a Python call per
+# commit (else a run of K commits would grow with K squared). Kept per position: the fields
+# each text was made from (lists copied, as they change in place) and the text.
+_FIELDS = operator.attrgetter("message", "hints", "paths", "hunks", "history")
+_Fields = tuple[str, str, list[str], list[str], list[Entry]]
+_KEPT: list[_Fields] = []
+_TEXTS: list[str] = []
 
 
-def _commit_text(k: int, c: LogicalCommit) -> str:
-    got = _COMMITS.get(k)
-    if (got is not None and got[0] == c.message and got[1] == c.hints and got[2] == c.paths
-            and got[3] == c.hunks and got[4] == c.history):
-        return got[5]
-    text = _commit(k, c.message, c.hints, tuple(c.paths), tuple(c.hunks), tuple(c.history))
-    _COMMITS[k] = (c.message, c.hints, list(c.paths), list(c.hunks), list(c.history), text)
-    return text
+def _commit_texts(commits: list[LogicalCommit]) -> list[str]:
+    now: list[_Fields] = list(map(_FIELDS, commits))
+    del _KEPT[len(now):], _TEXTS[len(now):]
+    # Fields compared at C speed (tuples, then lists element by element, by identity first).
+    stale = [*itertools.compress(range(len(_KEPT)), map(operator.ne, now, _KEPT)), *range(len(_KEPT), len(now))]
+    for k in stale:
+        message, hints, paths, hunks, history = now[k]
+        text = _commit(k, message, hints, tuple(paths), tuple(hunks), tuple(history))
+        kept = (message, hints, list(paths), list(hunks), list(history))
+        if k < len(_KEPT):
+            _KEPT[k], _TEXTS[k] = kept, text
+        else:
+            _KEPT.append(kept)
+            _TEXTS.append(text)
+    return _TEXTS.copy()
 
 
 def _commit(k: int, message: str, hints: str, paths: tuple[str, ...], hunks: tuple[str, ...],

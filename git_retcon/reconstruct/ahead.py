@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from git_retcon import rework
 from git_retcon.git.message import cleanup
 from git_retcon.git.plumbing import get_commit, make_commit, short, signature
 from git_retcon.model.tools import Outcome
@@ -26,6 +26,10 @@ from git_retcon.sandbox.pool import PoolVerifier, PoolWorktree, pool_name
 from git_retcon.sandbox.runner import Result
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import notes
+
+if TYPE_CHECKING:
+    # rework (failure parsers: many regexes) is imported when a build or test fails, not at start-up.
+    from git_retcon import rework
 
 _LABELS = {"build": "Building", "test": "Tests"}
 

@@ -4,13 +4,18 @@ recorded attempts, so a resumed run counts them too.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from git_retcon import diff as hunks
-from git_retcon import rework
 from git_retcon.git.plumbing import full_sha, get_commit
 from git_retcon.reconstruct import steps
 from git_retcon.reconstruct.context import Work
 from git_retcon.reconstruct.verify import recorded_failure
 from git_retcon.state import spec as specmod
+
+if TYPE_CHECKING:
+    # rework (failure parsers: many regexes) is imported when a build or test fails, not at start-up.
+    from git_retcon import rework
 
 
 def fix(w: Work, failure: rework.Failure, escalation: rework.Escalation, round_: int) -> None:
@@ -33,8 +38,9 @@ def fix(w: Work, failure: rework.Failure, escalation: rework.Escalation, round_:
 def replay(w: Work) -> rework.Escalation:
     """The escalation state from this commit's recorded fix attempts since the last
     human resolution."""
+    from git_retcon.rework import Escalation
     c = w.commit
-    escalation = rework.Escalation()
+    escalation = Escalation()
     since = max((i for i, e in enumerate(c.history) if isinstance(e, specmod.Resolved)), default=-1)
     made = [e.sha for e in c.history[since + 1:] if isinstance(e, specmod.CommitCreated)]
     for sha in made[:-1]:   # the last one is verified next, by the loop
@@ -50,6 +56,7 @@ def replay(w: Work) -> rework.Escalation:
 def diagnose(w: Work, failure: rework.Failure, attempts: dict[str, int],
              sha: str | None = None) -> rework.Diagnosis:
     """Parse and blame the failure of commit sha (the branch tip, as verify tested it, by default)."""
+    from git_retcon import rework
     repo = w.run.repo
     commit = get_commit(repo, sha or w.tip())
     first = get_commit(repo, full_sha(repo, w.commit.created[0]))

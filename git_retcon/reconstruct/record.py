@@ -9,6 +9,8 @@ save loses nothing; a logical commit becomes complete here (`complete`), once ve
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pygit2
 
 from git_retcon.errors import RetconError
@@ -18,10 +20,13 @@ from git_retcon.git.message import cleanup
 from git_retcon.git.plumbing import cas_ref, full_sha, get_commit, short, signature
 from git_retcon.model.tools import Outcome
 from git_retcon.reconstruct.context import Branches, Run, Work
-from git_retcon.rework import Brief
 from git_retcon.state import notes
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Stored
+
+if TYPE_CHECKING:
+    # rework (failure parsers: many regexes) is imported when a build or test fails, not at start-up.
+    from git_retcon.rework import Brief
 
 
 def move_branch(repo: pygit2.Repository, cleaned: str, new: str, old: str | None, why: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from git_retcon import diff as hunks
 from git_retcon.diff.remaining import Sums
@@ -17,9 +18,12 @@ from git_retcon.model.step import ModelUnavailable, StepResult, run_step, templa
 from git_retcon.model.tools import Outcome, Session
 from git_retcon.reconstruct import record
 from git_retcon.reconstruct.context import Work
-from git_retcon.rework import Brief
 from git_retcon.state import notes
 from git_retcon.state import spec as specmod
+
+if TYPE_CHECKING:
+    # rework (failure parsers: many regexes) is imported when a build or test fails, not at start-up.
+    from git_retcon.rework import Brief
 
 INDEX_BUDGET = 12000
 

@@ -3,8 +3,9 @@ commands on the cleaned branch's tip, and the final-tree rule for the last commi
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from git_retcon import diff as hunks
-from git_retcon import rework
 from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import get_commit, short
 from git_retcon.reconstruct import record
@@ -12,6 +13,10 @@ from git_retcon.reconstruct.context import Branches, Run, Work
 from git_retcon.sandbox.runner import Result, Verifier
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import notes
+
+if TYPE_CHECKING:
+    # rework (failure parsers: many regexes) is imported when a build or test fails, not at start-up.
+    from git_retcon import rework
 
 _LABELS = {"build": "Building", "test": "Tests"}
 _BASE_OUTPUT_LINES = 25   # of the base's failure, in the error: enough to see why
@@ -98,7 +103,8 @@ def tree_failure(w: Work, tree: str) -> rework.Failure | None:
         return None
     left = hunks.remaining(w.run.repo, tree, w.br.source_tree)
     paths = sorted({h.path for h in left})
-    return rework.Failure(
+    from git_retcon.rework import Failure
+    return Failure(
         "tree", "This is the last logical commit, and its tree must equal the source branch tip, "
         f"but {len(left)} hunks in {len(paths)} files remain: {', '.join(paths[:50])}.",
         "Apply them (they belong to this last commit, since no later commit will take "
@@ -122,7 +128,8 @@ def _note_results(w: Work, tip: str, results: list[Result]) -> None:
 
 
 def as_failure(r: Result) -> rework.Failure:
-    return rework.Failure(r.kind, f"{r.kind.capitalize()} failed: `{r.command}` (exit {r.exit_code})", r.output)
+    from git_retcon.rework import Failure
+    return Failure(r.kind, f"{r.kind.capitalize()} failed: `{r.command}` (exit {r.exit_code})", r.output)
 
 
 def verdict(r: Result) -> str:

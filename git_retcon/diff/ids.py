@@ -223,9 +223,9 @@ def looks_like_id(key: str) -> bool:
 
 def expand(items: list[Item], remaining: list[Hunk], as_path: Callable[[str], str]) -> tuple[list[Item], list[str]]:
     """The items with whole ids: a unique id prefix (the whole id too) names its hunk, else a
-    path names every remaining hunk under it, whole. Returns the items and remarks for the
-    answer; every item that names nothing (or names several hunks by one prefix) is in one
-    SelectionError, so nothing is applied."""
+    path names every remaining hunk under it, whole, but those an exclusion (`-` and an id:
+    `-3f2a`) leaves out. Returns the items and remarks for the answer; every item that names
+    nothing (or names several hunks by one prefix) is in one SelectionError, so nothing is applied."""
     look = lookup(remaining)    # as read_diff found and named them (the same cached answer)
     order, by_id, names, named = look.sorted_ids, look.by_id, look.names, look.paths
     out: list[Item] = []
@@ -233,13 +233,17 @@ def expand(items: list[Item], remaining: list[Hunk], as_path: Callable[[str], st
     unknown_ids: list[str] = []
     unknown_paths: list[str] = []
     problems: list[str] = []
-    for it in items:
+    excluded, rest = _exclusions(items, order, by_id, names, as_path, named, problems, remarks)
+    positive: set[str] = set()
+    path_items: list[str] = []
+    for it in rest:
         key = it.key or it.id
         found = [by_id[i] for i in _begin(order, key.lower())] if looks_like_id(key) else []
         path = as_path(key)
         is_path = path in ("", ".") or _under(named, path.rstrip("/"))
         if len(found) == 1:
             out.append(Item(found[0].id, it.lines, it.text))
+            positive.add(found[0].id)
             if is_path:
                 remarks.append(f"{key} is a hunk id and also a path: the hunk was taken "
                                f"(write ./{path} for the path's hunks)")
@@ -247,8 +251,9 @@ def expand(items: list[Item], remaining: list[Hunk], as_path: Callable[[str], st
             problems.append(f"{it.text}: a path takes its hunks whole; to take some lines, name a hunk id "
                             f"(read_diff({path!r}) numbers them)")
         elif is_path:
+            path_items.append(path)
             took = remaining if path in ("", ".") else look.covered(path.rstrip("/"))
-            out += [Item(h.id, None, names[h.id]) for h in took]
+            out += [Item(h.id, None, names[h.id]) for h in took if h.id not in excluded]
         elif found:
             problems.append(f"{key} is ambiguous: it begins {len(found)} hunk ids: "
                             + ", ".join(f"{names[h.id]} ({h.path})" for h in found[:20]))
@@ -263,9 +268,54 @@ def expand(items: list[Item], remaining: list[Hunk], as_path: Callable[[str], st
     if unknown_paths:
         problems.append("no remaining hunk is under " + ", ".join(repr(p) for p in dict.fromkeys(unknown_paths[:20]))
                         + " (neither a hunk id nor a path with changes left)")
+    for hid, text in excluded.items():
+        h = by_id[hid]
+        if hid in positive:
+            problems.append(f"{text} leaves out hunk {names[hid]} ({h.path}), which this call also names: "
+                            "name it or leave it out, not both")
+        elif not any(p in ("", ".") or covers(h, p) for p in path_items):
+            problems.append(f"{text}: an exclusion leaves a hunk out of the paths of the same call, and no "
+                            f"path item covers {names[hid]} ({h.path}): name the path too, e.g. "
+                            f"[{h.path!r}, {text!r}], or leave {text} out")
     if problems:
         raise SelectionError("; ".join(problems))
+    if excluded and not out:
+        raise SelectionError("the exclusions leave out every hunk the other items name: nothing to apply")
     return out, remarks
+
+
+def _exclusions(items: list[Item], order: list[str], by_id: dict[str, Hunk], names: dict[str, str],
+                as_path: Callable[[str], str], named: list[str], problems: list[str],
+                remarks: list[str]) -> tuple[dict[str, str], list[Item]]:
+    """The hunks that exclusions (`-3f2a`) leave out (whole id -> the item as written), and the
+    other items. `-` and a name that begins no hunk id is a path (a file may be named `-x`)."""
+    excluded: dict[str, str] = {}
+    rest: list[Item] = []
+    for it in items:
+        key = it.key or it.id
+        hid = key[1:]
+        if not key.startswith("-") or not looks_like_id(hid):
+            rest.append(it)
+            continue
+        found = [by_id[i] for i in _begin(order, hid.lower())]
+        is_path = _under(named, as_path(key).rstrip("/"))
+        if not found and is_path:
+            rest.append(it)         # a file named like an exclusion, and no hunk of that id
+        elif not found:
+            problems.append(f"{it.text or key}: unknown hunk id {hid} (an exclusion is '-' and a hunk id "
+                            "as read_diff shows it)")
+        elif len(found) > 1:
+            problems.append(f"{it.text or key} is ambiguous: {hid} begins {len(found)} hunk ids: "
+                            + ", ".join(f"{names[h.id]} ({h.path})" for h in found[:20]))
+        elif it.lines is not None:
+            problems.append(f"{it.text}: an exclusion leaves out a whole hunk; to take some of its lines, "
+                            f"name them ({names[found[0].id]}:LINES)")
+        else:
+            excluded[found[0].id] = key
+            if is_path:
+                remarks.append(f"{key} leaves out hunk {names[found[0].id]} and is also a path: the hunk "
+                               f"was left out (write ./{key} for the path's hunks)")
+    return excluded, rest
 
 
 def _begin(order: list[str], prefix: str) -> list[str]:

@@ -120,3 +120,55 @@ def test_a_file_whose_name_looks_like_hex(tmp_path):
     assert expand(f, plain) == [by_path[plain]]
     assert expand(f, "Deadbeef") == [by_path["Deadbeef"]]
     assert covers(hs[0], ".") and not covers(hs[0], "a.tx")
+
+
+def test_an_exclusion_leaves_one_hunk_out_of_the_paths_of_the_call(tree):
+    hs = tree.remaining()
+    one, five = [h for h in hs if h.path == "src/a.py"]
+    under_src = [h.id for h in hs if h.path.startswith("src/")]
+    assert expand(tree, "src/", f"-{five.id[:6]}") == [i for i in under_src if i != five.id]
+    # Anywhere in the list, any case, and under a directory or '.'.
+    assert expand(tree, f"-{five.id[:6].upper()}", "src/a.py") == [one.id]
+    assert expand(tree, ".", f"-{one.id[:4]}", f"-{five.id}") == [h.id for h in hs if h.path != "src/a.py"]
+    tree.take("src", f"-{one.id[:6]}")
+    assert tree.read("src/a.py") == "1\n2\n3\n4\nfive\n" and tree.read("src/b.py") == "B\n"
+    assert [h.path for h in tree.remaining()] == ["README", "docs/x.md", "src/a.py"]
+
+
+def test_an_exclusion_outside_every_path_or_of_a_named_hunk_applies_nothing(tree):
+    hs = tree.remaining()
+    one, five = [h for h in hs if h.path == "src/a.py"]
+    readme = next(h for h in hs if h.path == "README")
+    before = tree.index.write_tree(tree.repo)
+    with pytest.raises(H.SelectionError) as err:
+        tree.take("src/", f"-{readme.id[:6]}")
+    assert f"-{readme.id[:6]}: an exclusion leaves a hunk out of the paths of the same call, and no path item " \
+           f"covers {H.short_ids(h.id for h in hs)[readme.id]} (README)" in str(err.value)
+    with pytest.raises(H.SelectionError, match="which this call also names: name it or leave it out, not both"):
+        tree.take("src/", f"-{one.id[:6]}", f"{one.id[:5]}:1")
+    with pytest.raises(H.SelectionError, match="an exclusion leaves out a whole hunk; to take some of its lines"):
+        tree.take("src/", f"-{one.id[:6]}:1")
+    with pytest.raises(H.SelectionError, match=r"-0000ffff: unknown hunk id 0000ffff \(an exclusion is"):
+        tree.take("src/", "-0000ffff")
+    with pytest.raises(H.SelectionError, match="the exclusions leave out every hunk"):
+        tree.take("src/a.py", f"-{one.id[:6]}", f"-{five.id[:6]}")
+    assert tree.index.write_tree(tree.repo) == before and tree.read("src/a.py") == "1\n2\n3\n4\n5\n"
+
+
+def test_a_file_named_with_a_leading_dash_is_a_path(tmp_path):
+    base = {"a.txt": "a\n"}
+    first = Files(tmp_path / "one", base, {"a.txt": "A\n"})
+    [ha] = first.remaining()
+    like = "-" + ha.id[:6]
+    plain = "-cafe" if not ha.id.startswith("cafe") else "-beef"
+    f = Files(tmp_path / "two", base, {"a.txt": "A\n", "-notes": "n\n", plain: "b\n", like: "x\n"})
+    hs = f.remaining()
+    by_path = {h.path: h.id for h in hs}
+    assert ha.id == by_path["a.txt"]
+    assert expand(f, "-notes") == [by_path["-notes"]]
+    # `-` and hex that begins no id: the file; one that does: the exclusion, and the answer says how to name the file.
+    assert expand(f, plain) == [by_path[plain]]
+    got, remarks = H.expand(H.parse_items([".", like]), hs, same)
+    assert [i.id for i in got] == [h.id for h in hs if h.id != ha.id]
+    assert remarks == [f"{like} leaves out hunk {H.short_ids(by_path.values())[ha.id]} and is also a path: the hunk "
+                       f"was left out (write ./{like} for the path's hunks)"]

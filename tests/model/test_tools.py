@@ -218,3 +218,29 @@ def test_a_file_named_like_a_hunk_id_is_reached_with_dot_slash(tmp_path, scripte
     assert repo.git("diff", "--name-only", "main", first_c).split() == [name]
     assert repo.git("diff", "--name-only", first_c, second_c).split() == ["a.txt"]
     assert results(log, "2/extract/1")[0].startswith("Applied 1 hunks to 1 files: a.txt.")
+
+
+def test_a_path_with_an_exclusion_takes_all_but_that_hunk_and_a_stray_exclusion_applies_nothing(tmp_path, scripted):
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("base", {"src/a.py": "a\n", "src/b.py": "b\n", "README": "r\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("messy", {"src/a.py": "A\n", "src/b.py": "B\n", "src/c.py": "c\n", "README": "R\n"})
+    repo.git("checkout", "-q", "main")
+    planned(repo, tmp_path)
+    pr = pygit2.Repository(str(repo.path))
+    ids = {h.path: h.id for h in H.remaining(pr, repo.tree("main"), repo.tree("feature"))}
+    names = H.short_ids(ids.values())
+    log = scripted({
+        "1/extract": [
+            turn(call("apply_hunks", hunk_ids=["src/", f"-{names[ids['README']]}"])),
+            turn(call("apply_hunks", hunk_ids=f"src/, -{names[ids['src/b.py']]}")),   # a comma-separated string
+            turn(call("create_commit"))],
+    })
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    stray, applied = results(log)[:2]
+    assert stray.startswith(f"Error: -{names[ids['README']]}: an exclusion leaves a hunk out of the paths of the "
+                            "same call, and no path item covers") and "nothing was applied" in stray
+    assert applied.startswith("Applied 2 hunks to 2 files: src/a.py, src/c.py. 2 hunks remain.")
+    first = repo.git("rev-list", "--reverse", "main..feature-clean").split()[0]
+    assert repo.git("diff", "--name-only", "main", first).split() == ["src/a.py", "src/c.py"]

@@ -224,8 +224,9 @@ def looks_like_id(key: str) -> bool:
 def expand(items: list[Item], remaining: list[Hunk], as_path: Callable[[str], str]) -> tuple[list[Item], list[str]]:
     """The items with whole ids: a unique id prefix (the whole id too) names its hunk, else a
     path names every remaining hunk under it, whole, but those an exclusion (`-` and an id:
-    `-3f2a`) leaves out. Returns the items and remarks for the answer; every item that names
-    nothing (or names several hunks by one prefix) is in one SelectionError, so nothing is applied."""
+    `-3f2a`) leaves out and those an item of the call selects lines of (`3f2a:1-4`: those lines).
+    Returns the items and remarks for the answer; every item that names nothing (or names several
+    hunks by one prefix) is in one SelectionError, so nothing is applied."""
     look = lookup(remaining)    # as read_diff found and named them (the same cached answer)
     order, by_id, names, named = look.sorted_ids, look.by_id, look.names, look.paths
     out: list[Item] = []
@@ -236,6 +237,7 @@ def expand(items: list[Item], remaining: list[Hunk], as_path: Callable[[str], st
     excluded, rest = _exclusions(items, order, by_id, names, as_path, named, problems, remarks)
     positive: set[str] = set()
     path_items: list[str] = []
+    paths_at: list[tuple[int, str]] = []    # (where in out, path): expanded once every id is known
     for it in rest:
         key = it.key or it.id
         found = [by_id[i] for i in _begin(order, key.lower())] if looks_like_id(key) else []
@@ -252,8 +254,7 @@ def expand(items: list[Item], remaining: list[Hunk], as_path: Callable[[str], st
                             f"(read_diff({path!r}) numbers them)")
         elif is_path:
             path_items.append(path)
-            took = remaining if path in ("", ".") else look.covered(path.rstrip("/"))
-            out += [Item(h.id, None, names[h.id]) for h in took if h.id not in excluded]
+            paths_at.append((len(out), path))
         elif found:
             problems.append(f"{key} is ambiguous: it begins {len(found)} hunk ids: "
                             + ", ".join(f"{names[h.id]} ({h.path})" for h in found[:20]))
@@ -279,6 +280,11 @@ def expand(items: list[Item], remaining: list[Hunk], as_path: Callable[[str], st
                             f"[{h.path!r}, {text!r}], or leave {text} out")
     if problems:
         raise SelectionError("; ".join(problems))
+    # A path takes its hunks whole, but not those left out, and of those named with lines only the lines.
+    skip = excluded.keys() | {i.id for i in out if i.lines is not None}
+    for at, path in reversed(paths_at):
+        took = remaining if path in ("", ".") else look.covered(path.rstrip("/"))
+        out[at:at] = [Item(h.id, None, names[h.id]) for h in took if h.id not in skip]
     if excluded and not out:
         raise SelectionError("the exclusions leave out every hunk the other items name: nothing to apply")
     return out, remarks

@@ -6,6 +6,7 @@ import pytest
 
 from git_retcon import diff as H
 from git_retcon.diff.ids import covers
+from git_retcon.diff.select import merge
 from tests.diff.test_select import Files
 
 
@@ -172,3 +173,17 @@ def test_a_file_named_with_a_leading_dash_is_a_path(tmp_path):
     assert [i.id for i in got] == [h.id for h in hs if h.id != ha.id]
     assert remarks == [f"{like} leaves out hunk {H.short_ids(by_path.values())[ha.id]} and is also a path: the hunk "
                        f"was left out (write ./{like} for the path's hunks)"]
+
+
+def test_a_hunk_under_a_path_that_the_call_selects_lines_of_gives_only_those_lines(tree):
+    hs = tree.remaining()
+    one, five = [h for h in hs if h.path == "src/a.py"]
+    b = next(h for h in hs if h.path == "src/b.py")
+    got, _ = H.expand(H.parse_items([f"{one.id[:6]}:1", "src", f"-{b.id[:6]}"]), hs, same)
+    assert [(i.id, i.lines) for i in got] == [(one.id, frozenset({1})), (five.id, None)] + [
+        (h.id, None) for h in hs if h.path == "src/sub/c.py"]
+    # Named whole as well: the whole hunk wins, as between two items naming it.
+    got, _ = H.expand(H.parse_items(["src/a.py", f"{five.id[:6]}:1", five.id[:6]]), hs, same)
+    assert [(i.id, i.lines) for i in merge(got)] == [(one.id, None), (five.id, None)]
+    tree.take("src/a.py", f"{one.id[:6]}:1")
+    assert tree.read("src/a.py") == "2\n3\n4\nfive\n"

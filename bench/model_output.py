@@ -10,7 +10,8 @@ prompt when it carries the whole remaining diff) and makes each state with:
 - before: today's tools alone: whole hunks, or write_file for a file they cannot make;
 - after:  whole hunks, then line selections (`id:1-4,9`), then edit_file, write_file last;
   ids as read_diff shows them (abbreviated), and a path (a file, a directory, `.`) for the
-  hunks taken whole when every remaining hunk under it is and it is shorter than their ids.
+  hunks taken under it, with `-id` for those of them not taken (and `id:SEL` for those taken
+  in part, named so either way), where that is shorter than their ids.
 
 Characters written are the JSON of every tool call's arguments (read_diff, apply_hunks,
 edit_file, write_file, delete_file, create_commit): what a model pays for in output
@@ -39,7 +40,6 @@ from llm.parts import ToolResultPart
 from bench import selections
 from git_retcon import diff as H
 from git_retcon.diff.hunk import Lines, split_lines, start_index
-from git_retcon.diff.ids import covers, looks_like_id
 from git_retcon.diff.select import compact, numbered
 from git_retcon.model.tools import occurrences
 from testing.flow import feature_repo, retcon
@@ -333,16 +333,19 @@ def cheapest(repo: pygit2.Repository, w_tree: str, t_tree: str, s_tree: str, aft
         if not options:
             options.append(([], [("write_file", {"path": path, "content": _text(t)})]))
         def taking(taken: list[str], mine: list[H.Hunk] = mine, path: str = path) -> int:
-            """What naming these items costs: the ids as shown, or (after) the file's path when they
-            are all its hunks, whole."""
+            """What naming these items costs: the ids as shown, or (after) the file's path, the
+            hunks of it not taken left out (`-id`) and those taken in part with their lines."""
             ids = len(json.dumps([shown(i) for i in taken]))
-            whole = after and taken and set(taken) == {h.id for h in mine}
-            return min(ids, len(json.dumps([path]))) if whole else ids
+            if not (after and any(":" not in i for i in taken)):
+                return ids
+            named = {i.partition(":")[0] for i in taken}
+            left = ["-" + names[h.id] for h in mine if h.id not in named]
+            return min(ids, len(json.dumps([path, *left, *(shown(i) for i in taken if ":" in i)])))
 
         best = min(options, key=lambda o: taking(o[0]) + _cost(o[1]))
         items += best[0]
         calls += best[1]
-    named = _with_paths(items, remaining, names) if after else items
+    named = selections.naming(items, remaining, names) if after else items
     return ([("apply_hunks", {"hunk_ids": named})] if items else []) + calls
 
 
@@ -371,33 +374,6 @@ def _selected(path: str, w: bytes | None, t: bytes, hunks: list[H.Hunk], shown: 
 def _item(h: H.Hunk, numbers: frozenset[int]) -> str:
     """The apply_hunks item that takes these lines of h: its id alone when they are all its lines."""
     return h.id if len(numbers) == sum(map(len, numbered(h))) else f"{h.id}:{compact(numbers)}"
-
-
-def _with_paths(items: list[str], remaining: list[H.Hunk], names: dict[str, str]) -> list[str]:
-    """The items as the cheapest model writes them: a path (a file, a directory, or '.') for hunks
-    taken whole when every remaining hunk under it is taken whole and the path is shorter than
-    their ids; the other ids abbreviated as read_diff shows them. Shallowest paths first: one
-    directory costs less than any cover of what lies under it."""
-    whole = {i for i in items if ":" not in i}
-    candidates = {"."}
-    for h in remaining:
-        if h.id in whole:
-            for q in filter(None, (h.path, h.old_path)):
-                parts = q.split("/")
-                candidates.update("/".join(parts[:k]) for k in range(1, len(parts) + 1))
-    covered: set[str] = set()
-    out: list[str] = []
-    for path in sorted(candidates, key=lambda p: (0 if p == "." else p.count("/") + 1, p)):
-        if looks_like_id(path):
-            continue            # an id prefix would win over it: not worth ./ to save characters
-        under = {h.id for h in remaining if covers(h, path)}
-        if not under or not under <= whole or under & covered:
-            continue
-        if len(json.dumps(path)) < sum(len(json.dumps(names[i])) + 2 for i in under) - 2:
-            out.append(path)
-            covered |= under
-    return out + [names[i.partition(":")[0]] + i[len(i.partition(":")[0]):] for i in items
-                  if i.partition(":")[0] not in covered]
 
 
 def _text(data: bytes) -> str:
@@ -695,6 +671,8 @@ def main(argv: list[str] | None = None) -> None:
     rest = [a for a in counted if a is not largest]
     if rest:
         print(f"without {largest.case}: {_share(rest):.1%}")
+    synthetic = [a for a in counted if a.case.removesuffix(" cleaned") in CASES]
+    print(f"over the synthetic rows alone: {_share(synthetic):.1%}")
     messages = sum(a.messages for a in counted)
     print(f"of which create_commit: {messages} characters ({messages / sum(a.diff_chars for a in counted):.1%} "
           "of the diff; no message is the spec's and costs 2)")

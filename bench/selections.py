@@ -10,10 +10,12 @@ programming, the cost of a selection being the characters of its `compact()` for
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 
 from git_retcon import diff as H
 from git_retcon.diff.hunk import Lines, split_lines, start_index
+from git_retcon.diff.ids import looks_like_id
 from git_retcon.diff.select import compact, interleave, numbered
 
 Choice = tuple[H.Hunk, frozenset[int]]
@@ -276,3 +278,49 @@ def _align(z: list[tuple[bytes, H.Hunk | None, int, bool]], T: list[bytes]) -> l
         q -= 1 if step in (0, 2, 4) else 0
         e = before
     return chosen
+
+
+# -- naming the items: ids, or paths with exclusions ----------------------------------------
+
+def naming(items: list[str], remaining: Sequence[H.Hunk], names: dict[str, str]) -> list[str]:
+    """The items (whole ids, `id:SEL`) as the cheapest model writes them: the ids as read_diff shows
+    them, or paths (a file, a directory, '.') each taking every remaining hunk under it, with `-id`
+    for those of them not taken (a hunk taken in part is named with its lines either way, and a
+    path takes only those). The cheapest choice of paths over the tree of directories: at each one, itself (with its
+    exclusions) or the best of what lies below (a rename counts where its new path is; its old
+    path only makes a choice dearer, never wrong)."""
+    whole = {i for i in items if ":" not in i}
+    part = {i.partition(":")[0] for i in items if ":" in i}
+    look = H.lookup(list(remaining))
+    children: dict[str, set[str]] = {".": set()}
+    own: dict[str, int] = {}        # a file: what naming its hunks taken whole by id costs
+    for h in remaining:
+        parent, parts = ".", h.path.split("/")
+        for k in range(1, len(parts) + 1):
+            node = "/".join(parts[:k])
+            children.setdefault(parent, set()).add(node)
+            children.setdefault(node, set())
+            parent = node
+        if h.id in whole:
+            own[h.path] = own.get(h.path, 0) + _price(names[h.id])
+    best: dict[str, tuple[int, list[str]]] = {}
+    for node in sorted(children, key=lambda p: -1 if p == "." else p.count("/"), reverse=True):
+        below = sum(best[c][0] for c in children[node]) + own.get(node, 0)
+        chosen = [p for c in sorted(children[node]) for p in best[c][1]]
+        under = list(remaining) if node == "." else look.covered(node)
+        ids = {h.id for h in under}
+        if ids & whole and not looks_like_id(node.lstrip("-")):
+            alone = _price(node) + sum(_price("-" + names[i]) for i in ids - whole - part)
+            if alone < below:
+                below, chosen = alone, [node]
+        best[node] = (below, chosen)
+    paths = best["."][1]
+    covered = {h.id for p in paths for h in (remaining if p == "." else look.covered(p))}
+    left_out = [names[h.id] for h in remaining if h.id in covered - whole - part]
+    return paths + ["-" + n for n in left_out] + [names[i.partition(":")[0]] + i[len(i.partition(":")[0]):]
+                                                  for i in items if ":" in i or i not in covered]
+
+
+def _price(item: str) -> int:
+    """What an item adds to apply_hunks' JSON: the string and its separator."""
+    return len(json.dumps(item)) + 2

@@ -79,3 +79,43 @@ def test_a_state_that_is_no_selection_gets_the_nearest_one(pr):
     near = S.nearest(w, t, hunks)
     assert near is not None
     assert S.splice(w, [H.select(h, n) for h, n in near]) == t.replace(b"INVENTED\n", b"")
+
+
+def test_naming_takes_exactly_the_items_and_costs_least_of_every_choice_of_paths():
+    """S.naming against apply_hunks' own reading (diff.expand, merge) and against every set of
+    paths, on random trees: what it writes takes the very hunks and lines, and nothing is cheaper."""
+    import itertools
+    import json
+
+    from git_retcon.diff.ids import covers
+    from git_retcon.diff.select import merge
+
+    rng = random.Random(5)
+    files = ["a.py", "src/b.py", "src/c.py", "src/lib/d.py", "src/lib/e.py", "docs/f.md"]
+    for n in range(200):
+        hs = [H.Hunk(id=f"{rng.getrandbits(40):010x}", path=p, kind="modify")
+              for p in files for _ in range(rng.randint(0, 3))]
+        if not hs:
+            continue
+        fate = {h.id: rng.choice(["whole", "whole", "part", "none"]) for h in hs}
+        items = [h.id if fate[h.id] == "whole" else f"{h.id}:1-2" for h in hs if fate[h.id] != "none"]
+        if not items:
+            continue
+        names = H.short_ids(h.id for h in hs)
+        written = S.naming(items, hs, names)
+        got, _ = H.expand(H.parse_items(written), hs, lambda p: p)
+        want = {h.id: (None if fate[h.id] == "whole" else frozenset({1, 2})) for h in hs if fate[h.id] != "none"}
+        assert {i.id: i.lines for i in merge(got)} == want, (n, written)
+        # No choice of paths (each with its exclusions) is cheaper.
+        dirs = [".", "a.py", "src", "src/b.py", "src/c.py", "src/lib", "src/lib/d.py", "src/lib/e.py", "docs",
+                "docs/f.md"]
+        cost = len(json.dumps(written))
+        for k in range(3):
+            for paths in itertools.combinations(dirs, k):
+                under = {h.id for h in hs if any(covers(h, p) for p in paths)}
+                if any(not any(covers(h, p) and fate[h.id] == "whole" for h in hs) for p in paths):
+                    continue
+                other = (list(paths) + [f"-{names[i]}" for i in under if fate[i] == "none"]
+                         + [names[i] if fate[i] == "whole" else f"{names[i]}:1-2" for i in fate
+                            if fate[i] == "part" or (fate[i] == "whole" and i not in under)])
+                assert cost <= len(json.dumps(other)), (n, written, other)

@@ -25,7 +25,7 @@ paths = ["README", "notes/", "docs/"]
 
 # The rework brief lists candidates as "  <id> <path> ...", ids as read_diff shows them: what a
 # model reading the brief applies.
-BRIEF_IDS = "$match:^  ([0-9a-f]{6,10}) util\\.py "
+BRIEF_IDS = "$match:^  ([0-9a-f]{4,10}) util\\.py "
 
 
 def make(tmp_path: Path, spec: str = SPEC, docs: int = 4, doc_size: int = 40) -> GitRepo:

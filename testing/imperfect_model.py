@@ -34,8 +34,8 @@ from git_retcon.model.paths import matches, user_text
 from testing.scripted_model import ModelPlugin, step_keys
 
 # The prompt's index ("<id> <path> <kind> +a -r ..."), or the whole diff ("hunk <id> <path> (<kind>)").
-INDEX_LINE = re.compile(r"^([0-9a-f]{6,10}) (\S+) (\w+) \+", re.M)
-HUNK_LINE = re.compile(r"^hunk ([0-9a-f]{6,10}) (\S+) \((\w+)\)", re.M)
+INDEX_LINE = re.compile(r"^([0-9a-f]{4,10}) (\S+) (\w+) \+", re.M)
+HUNK_LINE = re.compile(r"^hunk ([0-9a-f]{4,10}) (\S+) \((\w+)\)", re.M)
 P_MISTAKE = 0.5          # before an intent
 P_AGAIN = 0.2            # once more, right after a corrected mistake
 

@@ -39,8 +39,8 @@ from typing import Any
 import llm
 from llm.parts import Message, TextPart, ToolResultPart
 
-# Ids as read_diff and the prompt show them: abbreviated (6 hex digits or more), or whole.
-ID_LINES = (re.compile(r"^hunk ([0-9a-f]{6,10}) (\S+)", re.M), re.compile(r"^([0-9a-f]{6,10}) (\S+) ", re.M))
+# Ids as read_diff and the prompt show them: abbreviated (4 hex digits or more), or whole.
+ID_LINES = (re.compile(r"^hunk ([0-9a-f]{4,10}) (\S+)", re.M), re.compile(r"^([0-9a-f]{4,10}) (\S+) ", re.M))
 
 
 def _texts(messages: list[Message]) -> tuple[str, list[str]]:

@@ -71,9 +71,9 @@ def test_the_fix_prompt_carries_the_brief_not_the_remaining_diff(tmp_path, scrip
     fix = [e for e in entries(log) if e["keys"] == ["1/fix/1"]]
     prompt, (page1, page2, applied) = fix[0]["prompt"], fix[-1]["results"]
     assert "page 1 of 2" in page1 and "page 2 of 2" in page2
-    (candidate,) = re.findall(r"^  ([0-9a-f]{6,10}) util\.py modify .*: defines `two`", prompt, re.M)
+    (candidate,) = re.findall(r"^  ([0-9a-f]{4,10}) util\.py modify .*: defines `two`", prompt, re.M)
     # The brief names it as read_diff shows it (abbreviated), so the model can match the two.
-    (shown,) = re.findall(rf"^hunk ({candidate[:6]}[0-9a-f]*) util\.py \(modify\)$", page1 + page2, re.M)
+    (shown,) = re.findall(rf"^hunk ({candidate[:4]}[0-9a-f]*) util\.py \(modify\)$", page1 + page2, re.M)
     assert candidate == shown
     assert "+def two():" in (page1 + page2).split(f"hunk {shown}")[1]
     assert applied.startswith("Applied 1 hunks to 1 files: util.py.")

@@ -17,9 +17,9 @@ import threading
 from collections.abc import Callable, Iterable
 
 from git_retcon.diff.hunk import Hunk
-from git_retcon.diff.select import Item, SelectionError
+from git_retcon.diff.select import LINE_DIGITS_MAX, Item, SelectionError
 
-SHOWN_MIN = 6       # hex digits shown at least (git's abbreviations start at 7; hunks are fewer)
+SHOWN_MIN = 4       # hex digits shown at least (git's abbreviations start at 7; hunks are fewer)
 PREFIX_MIN = 4      # hex digits an item must have to name a hunk by prefix
 _HEX = re.compile(r"^[0-9a-f]+$")
 _FULL = re.compile(r"\b[0-9a-f]{10}\b")
@@ -182,15 +182,18 @@ class _Abbreviations:
 
 
 def _need(order: list[str], i: int) -> int:
-    """How many digits order[i] needs to differ from its sorted neighbours.
-    One of all digits is no line number: select.parse_items reads numbers of 6 digits or more
-    after a selection as an item of their own."""
+    """How many digits order[i] needs to differ from its sorted neighbours, and to be no line
+    number: select.parse_items reads a number of up to LINE_DIGITS_MAX digits after a selection
+    (`["3f2a:1", "45"]`, a comma-split "3f2a:1,45") as more of its lines, so a shown id that short
+    has a letter, else it is shown with a digit more than a line number has."""
     full = order[i]
     need = SHOWN_MIN
     for j in (i - 1, i + 1):
         # Neighbours rarely share SHOWN_MIN digits: the common prefix is measured only when they do.
         if 0 <= j < len(order) and order[j][:SHOWN_MIN] == full[:SHOWN_MIN]:
             need = max(need, _common(full, order[j]) + 1)
+    while need <= LINE_DIGITS_MAX and full[:need].isdigit():
+        need += 1
     return need
 
 

@@ -20,6 +20,7 @@ from git_retcon.diff.hunk import Hunk, count_lines, is_text_entry, split_lines
 
 _HEX = re.compile(r"^[0-9a-f]+$")
 _RANGE = re.compile(r"^(\d+)(?:\s*-\s*(\d+))?$")
+LINE_DIGITS_MAX = 5       # a line number has at most this many digits; a shown id of only digits has more
 _SIMILAR = 0.6            # how alike two lines must be to count as one line edited
 _MAX_PAIRS = 4000         # old x new lines compared at most; larger hunks pair by position
 
@@ -64,10 +65,11 @@ def parse_items(raw: list[str]) -> list[Item]:
 
 
 def _line_numbers(token: str) -> bool:
-    """A token that continues the selection before it: line numbers have at most 5 digits, and an
-    id is shown with 6 or more (one of all digits, `456789`, is an item of its own)."""
+    """A token that continues the selection before it: line numbers have at most LINE_DIGITS_MAX
+    digits, and an id is shown with a letter or more digits (one of all digits, `456789`, is an
+    item of its own)."""
     m = _RANGE.match(token)
-    return m is not None and all(len(g) <= 5 for g in m.groups() if g)
+    return m is not None and all(len(g) <= LINE_DIGITS_MAX for g in m.groups() if g)
 
 
 def _id(key: str) -> str:

@@ -20,16 +20,18 @@ def expand(f: Files, *items: str) -> list[str]:
     return [i.id for i in got]
 
 
-def test_short_ids_grow_past_a_shared_prefix_and_are_at_least_six_digits():
-    names = H.short_ids(["abcdef0123", "abcdef4567", "123abc7890", "abcdf00000"])
-    assert names == {"abcdef0123": "abcdef0", "abcdef4567": "abcdef4", "123abc7890": "123abc",
-                     "abcdf00000": "abcdf0"}
+def test_short_ids_grow_past_a_shared_prefix_and_are_at_least_four_digits_with_a_letter():
+    names = H.short_ids(["abcdef0123", "abcdef4567", "123abc7890", "abcdf00000", "9876afffff", "98765fffff"])
+    assert names == {"abcdef0123": "abcdef0", "abcdef4567": "abcdef4", "123abc7890": "123a",
+                     "abcdf00000": "abcdf", "9876afffff": "9876a", "98765fffff": "98765f"}
     assert H.short_ids(["aaaaaaaaa1", "aaaaaaaaa2"]) == {"aaaaaaaaa1": "aaaaaaaaa1", "aaaaaaaaa2": "aaaaaaaaa2"}
-    # All digits: after a selection (a comma-split "ab12cd:3,45,123456"), 6 digits are an id, not a line.
+    # All digits: after a selection (a comma-split "ab12:3,45,123456"), up to 5 digits are lines, so an id
+    # shown shorter than 6 has a letter, and one of only digits is shown with 6.
     assert H.short_ids(["1234567a90", "0123456789"]) == {"1234567a90": "123456", "0123456789": "012345"}
-    items = H.parse_items(["ab12cd:3", "45", "123456", "ab12cd:1-99999", "012345"])
+    items = H.parse_items(["ab12:3", "45", "123456", "ab12:1-99999", "012345", "ab12:7", "123a", "9876a"])
     assert [(i.id, i.lines and max(i.lines)) for i in items] == [
-        ("ab12cd", 45), ("123456", None), ("ab12cd", 99999), ("012345", None)]
+        ("ab12", 45), ("123456", None), ("ab12", 99999), ("012345", None), ("ab12", 7), ("123a", None),
+        ("9876a", None)]
     assert H.shorten("hunk abcdef0123 (a) and 9999999999", names) == "hunk abcdef0 (a) and 9999999999"
 
 
@@ -53,7 +55,7 @@ def test_an_ambiguous_prefix_is_refused_naming_each_candidate():
     hs = [H.Hunk(id="abcd012345", path="one.txt", kind="modify"),
           H.Hunk(id="abcd987654", path="two.txt", kind="modify")]
     with pytest.raises(H.SelectionError,
-                       match=r"abcd is ambiguous: it begins 2 hunk ids: abcd01 \(one.txt\), abcd98 \(two.txt\)"):
+                       match=r"abcd is ambiguous: it begins 2 hunk ids: abcd0 \(one.txt\), abcd9 \(two.txt\)"):
         H.expand(H.parse_items(["abcd"]), hs, same)
     got, _ = H.expand(H.parse_items(["abcd0"]), hs, same)
     assert [i.id for i in got] == ["abcd012345"]

@@ -19,14 +19,17 @@ X = importlib.import_module("git_retcon.diff.index")
 
 
 def ref_short_ids(ids: list[str]) -> dict[str, str]:
-    """Each id's shortest prefix, at least 6 digits, that no other id begins with."""
+    """Each id's shortest prefix, at least 4 digits, that no other id begins with and that has a
+    letter when shorter than 6 (else it could be a line number)."""
     order = sorted(set(ids))
     out = {}
     for i, full in enumerate(order):
-        need = 6
+        need = 4
         for j in (i - 1, i + 1):
             if 0 <= j < len(order):
                 need = max(need, len(os.path.commonprefix([full, order[j]])) + 1)
+        while need < 6 and full[:need].isdigit():
+            need += 1
         out[full] = full[:need]
     return out
 

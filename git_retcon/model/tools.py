@@ -138,9 +138,9 @@ class Session:
     def apply_hunks(self, hunk_ids: list[str]) -> str:
         """Apply source hunks to the worktree, exactly. An item is a path (a file or a directory: every
         remaining hunk under it, whole), a hunk id as read_diff shows it (the whole hunk), or id:LINES with
-        read_diff's line numbers, e.g. '3f2a9c:1-4,9': only those - lines are removed and only those + lines
+        read_diff's line numbers, e.g. '3f2a:1-4,9': only those - lines are removed and only those + lines
         added. Under a path, '-' and an id leaves that hunk out, and a hunk named with lines gives only those:
-        ['src/', '-3f2a9c', '8e01bc:1-4']. All items apply or none."""
+        ['src/', '-3f2a', '8e01:1-4']. All items apply or none."""
         self._open()
         try:
             items = hunks.parse_items([i.strip().strip("[]'\"") for i in hunk_ids if i.strip()])

@@ -141,7 +141,7 @@ def test_ids_are_shown_abbreviated_and_an_item_may_be_an_id_prefix_or_the_whole_
     assert [p for _, p in shown] == sorted(ids)
     names = H.short_ids(ids.values())
     assert [s for s, _ in shown] == [names[ids[p]] for _, p in shown]
-    assert all(6 <= len(s) < 10 and ids[p].startswith(s) for s, p in shown)
+    assert all(4 <= len(s) < 10 and ids[p].startswith(s) for s, p in shown)
     assert unknown.startswith(f"Error: unknown hunk ids: {ids['README'][:3]} (an id needs at least 4 of its hex "
                               "digits); nothing was applied")
     assert applied.startswith("Applied 4 hunks to 4 files: README, src/a.py, src/lib/b.py, src/lib/c.py. "

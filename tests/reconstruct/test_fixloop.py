@@ -49,7 +49,7 @@ def test_the_brief_names_the_missing_helper_and_one_wip_commit_fixes_it(tmp_path
     assert "defines `two` (def two():)" in brief
     assert "Take what is missing from the remaining diff first" in brief
     (shown,) = fix["calls"][0]["arguments"]["hunk_ids"]
-    assert 6 <= len(shown) < 10, shown   # the candidate's id as read_diff shows it, not whole
+    assert 4 <= len(shown) < 10, shown   # the candidate's id as read_diff shows it, not whole
     # The brief is the WIP commit's diagnosis (ids whole), with the blame in machine-readable form.
     wip = note(repo, "feature-clean~1")
     assert wip["kind"] == "wip" and wip["test"] == "pass"

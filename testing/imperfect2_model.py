@@ -30,7 +30,7 @@ from testing.imperfect_model import Action, Mistake, Plan, Turn, call, say, turn
 from testing.scripted_model import ModelPlugin, step_keys
 
 ACCEPTED = r"^(Error|Cancelled)"   # a mistake the tools accept: corrected if refused, else believed done
-HUNK_BLOCK = re.compile(r"^hunk ([0-9a-f]{6,10}) \S+ \((?:modify|add)\)\n(.*?)(?=^hunk |\Z)", re.M | re.S)
+HUNK_BLOCK = re.compile(r"^hunk ([0-9a-f]{4,10}) \S+ \((?:modify|add)\)\n(.*?)(?=^hunk |\Z)", re.M | re.S)
 
 
 def line_counts(prompt: str) -> dict[str, int]:

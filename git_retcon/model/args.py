@@ -54,17 +54,30 @@ def wanted(hint: object) -> str:
     return _JSON_TYPE.get(hint, str(hint)) if isinstance(hint, type) else str(hint)
 
 
+def _shape(fn: Callable[..., object]) -> tuple[dict[str, Any], typing.Mapping[str, inspect.Parameter]]:
+    """fn's type hints and parameters, worked out once per function: every tool call binds its
+    arguments, and get_type_hints re-evaluates the annotations' strings each time (about 0.1 ms,
+    3,000 calls in a run of 200 commits). Kept by the function under a bound method, whose
+    parameters leave out self: the tools are a session's methods, a new bound object per call."""
+    key = (getattr(fn, "__func__", fn), hasattr(fn, "__self__"))
+    got = _SHAPES.get(key)
+    if got is None:
+        got = _SHAPES[key] = (typing.get_type_hints(fn), inspect.signature(fn).parameters)
+    return got
+
+
+_SHAPES: dict[tuple[object, bool], tuple[dict[str, Any], typing.Mapping[str, inspect.Parameter]]] = {}
+
+
 def signature(name: str, fn: Callable[..., object]) -> str:
     """`write_file(path: string, content: string)`, for answers."""
-    hints = typing.get_type_hints(fn)
-    params = inspect.signature(fn).parameters
+    hints, params = _shape(fn)
     return f"{name}(" + ", ".join(f"{p}: {wanted(hints.get(p, str))}" for p in params) + ")"
 
 
 def bind(name: str, fn: Callable[..., object], given: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The keyword arguments to call fn with, and notes on how they were read."""
-    hints = typing.get_type_hints(fn)
-    params = inspect.signature(fn).parameters
+    hints, params = _shape(fn)
     notes: list[str] = []
     given = dict(given)
     # {"arguments": {...}}: the call's arguments wrapped once more.

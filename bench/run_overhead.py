@@ -91,6 +91,13 @@ def byte_compiled() -> None:
     compileall.compile_dir(str(Path(ROOT) / "git_retcon"), quiet=1)
 
 
+def flushed() -> None:
+    """What the last command wrote is flushed to disk, so that the next timed command does not
+    pay for the writeback of the one before it (a rebase of 200 commits leaves megabytes dirty,
+    and whichever ran second paid for it: the linearity figures swung by +-30% from run to run)."""
+    os.sync()
+
+
 def timed(fn) -> float:  # type: ignore[no-untyped-def]
     start = time.perf_counter()
     fn()
@@ -118,6 +125,7 @@ class Bench:
 
     def rebase(self, k: int) -> float:
         self.repo.git("branch", "-f", f"ys{k}", f"f{k}")
+        flushed()
         t = timed(lambda: self.repo.git("rebase", "-q", "--force-rebase", "-x", "true", "main", f"ys{k}"))
         self.repo.git("checkout", "-q", "main")
         self.repo.git("branch", "-D", f"ys{k}")
@@ -134,6 +142,7 @@ class Bench:
         spec_ref = f"refs/retcon/c{k}"
         planned = self.planned.setdefault(k, self.repo.git("rev-parse", spec_ref))
         marks = self.root / f"marks-{k}-{time.monotonic_ns()}"
+        flushed()
         spawned = time.time()
         t = timed(lambda: self.retcon("run", f"c{k}", "-m", model, *extra,
                                       env={"RETCON_BENCH_MARKS": str(marks), **(env or {})}))

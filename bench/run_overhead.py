@@ -190,6 +190,7 @@ def main(argv: list[str] | None = None) -> None:
         rebase: dict[int, list[float]] = {k: [] for k in ks}
         retcon: dict[int, list[float]] = {k: [] for k in ks}
         startup: list[float] = []      # warm: a run again after one killed at its first commit
+        llm_import: list[float] = []   # a python that imports llm and exits: the floor under start-up
         cold: list[float] = []         # a run that creates the worktree (every timed run)
         bench.run(ks[0])               # a first run of the lot: caches (the OS's, git's) settle
         turn = 0
@@ -205,6 +206,7 @@ def main(argv: list[str] | None = None) -> None:
                         retcon[k].append(t)
                         cold.append(s)
                 startup.append(bench.warm_startup(k))
+                llm_import.append(timed(lambda: subprocess.run([sys.executable, "-c", "import llm"], check=True)))
         med = {k: (statistics.median(rebase[k]), statistics.median(retcon[k])) for k in ks}
         print(f"run overhead: {files} files, K commits of 4 files each, build = test = true, "
               f"model retcon-paths; median of {args.repeat}")
@@ -231,6 +233,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"start-up to the first model call, warm worktree (a run again after one killed at its first "
               f"commit): {s:.2f} s (median of {len(startup)}; goal <= {GOAL_STARTUP} s on 2,400 files); "
               f"rebase -x of {ks[0]} commits: {med[ks[0]][0]:.2f} s")
+        floor = statistics.median(llm_import)
+        print(f"  of which a python that only imports llm takes {floor:.2f} s (median of {len(llm_import)}, same "
+              f"run; git-retcon's model is an llm.Model): git-retcon's own start-up is {s - floor:.2f} s")
         print(f"  a run that creates the worktree (git worktree add of {files} files; a complete run removes it): "
               f"{statistics.median(cold):.2f} s")
 

@@ -229,6 +229,12 @@ def main(argv: list[str] | None = None) -> None:
             print(f"linear: retcon marginal K {margins[-1][0]}->{margins[-1][1]} over K {margins[-2][0]}->"
                   f"{margins[-2][1]}: {lin:.2f}  (goal <= {GOAL_LINEAR}; rebase -x: "
                   f"{margins[-1][2] / margins[-2][2]:.2f})")
+            # The machine's speed drifts within a run, and both commands' linearity moves with it
+            # (rebase -x's own from 0.8 to 1.4 between runs): the ratio of the two is the steadier.
+            if margins[-1][2] > 0 and margins[-2][2] > 0:
+                rel = (margins[-1][3] / margins[-1][2]) / (margins[-2][3] / margins[-2][2])
+                print(f"  the same against rebase -x's (ratio at K {margins[-1][0]}->{margins[-1][1]} over ratio at "
+                      f"K {margins[-2][0]}->{margins[-2][1]}): {rel:.2f}")
         s = statistics.median(startup)
         print(f"start-up to the first model call, warm worktree (a run again after one killed at its first "
               f"commit): {s:.2f} s (median of {len(startup)}; goal <= {GOAL_STARTUP} s on 2,400 files); "

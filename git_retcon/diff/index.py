@@ -7,8 +7,8 @@ from collections.abc import Iterable
 
 from git_retcon.diff.hunk import MODE_GITLINK, Hunk, is_text_entry, split_lines
 from git_retcon.diff.ids import names_of
-from git_retcon.diff.remaining import Sums
 from git_retcon.diff.render import PATH, PerHunk, decode, describe_entry, fit, summary_text
+from git_retcon.diff.sums import Sums
 
 
 def _first_change(h: Hunk) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from git_retcon import diff as hunks
-from git_retcon.diff.remaining import Sums
+from git_retcon.diff.sums import Sums
 from git_retcon.git.plumbing import get_commit
 from git_retcon.model.args import ToolError
 from git_retcon.model.choose import BUILTIN

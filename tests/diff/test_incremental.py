@@ -7,7 +7,8 @@ import pygit2
 import pytest
 
 from git_retcon import diff as H
-from git_retcon.diff.remaining import RemainingDiff, Sums
+from git_retcon.diff.remaining import RemainingDiff
+from git_retcon.diff.sums import Sums
 from testing.gitrepo import GitRepo
 
 

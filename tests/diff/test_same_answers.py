@@ -12,7 +12,7 @@ import pytest
 
 from git_retcon import diff as H
 from git_retcon.diff.ids import covers
-from git_retcon.diff.remaining import Sums
+from git_retcon.diff.sums import Sums
 
 R = importlib.import_module("git_retcon.diff.render")   # the package's `render` is the function
 X = importlib.import_module("git_retcon.diff.index")

@@ -121,13 +121,18 @@ def bind(name: str, fn: Callable[..., object], given: dict[str, Any]) -> tuple[d
 # Parameters that hold apply_hunks items: ids, id:LINES selections and paths.
 _ITEMS = {"hunk_ids"}
 _ID = r"[0-9a-fA-F]{4,}"
+# Each dress begins an item (_START: at its start, or after a space or comma of a comma string)
+# and a bracketed one ends it (_END), so that a path is never undressed: `src/cafe (1).txt`,
+# `data/beef[1].csv` and `docs/#cafe.md` stay as they are.
+_START = r"(?<![^\s,])"
+_END = r"(?=\s*(?:,|$))"
 _DRESS = [  # how models dress an id, and the plain form
     (re.compile(r"`"), ""),
-    (re.compile(rf"\b(?:hunk|id)(?:[ _]id)?\s*[:#]?\s*(?={_ID}\b)", re.I), ""),
-    (re.compile(rf"#(?={_ID}\b)"), ""),
-    (re.compile(rf"\b({_ID})\s*\([^()]*\)"), r"\1"),                          # 3f2a9c (src/a.py)
-    (re.compile(rf"\b({_ID})\s*\[\s*((?:lines?\s*)?\d[^\]]*)\]", re.I), r"\1:\2"),     # 3f2a9c[1-4]
-    (re.compile(rf"\b({_ID})\s*:?\s*\blines?\s*:?\s*(?=\d)", re.I), r"\1:"),        # 3f2a9c lines 1-4
+    (re.compile(rf"{_START}(?:hunk|id)(?:[ _]id)?\s*[:#]?\s*(?={_ID}\b)", re.I), ""),
+    (re.compile(rf"{_START}#(?={_ID}\b)"), ""),
+    (re.compile(rf"{_START}({_ID})\s*\([^()]*\){_END}"), r"\1"),                    # 3f2a9c (src/a.py)
+    (re.compile(rf"{_START}({_ID})\s*\[\s*((?:lines?\s*)?\d[^\]]*)\]{_END}", re.I), r"\1:\2"),   # 3f2a9c[1-4]
+    (re.compile(rf"{_START}({_ID})\s*:?\s*\blines?\s*:?\s*(?=\d)", re.I), r"\1:"),        # 3f2a9c lines 1-4
 ]
 _SEL = re.compile(rf"^({_ID})\s*:\s*(.*)$", re.S)
 _DASH = re.compile(r"\s*(?:\.\.\.?|[\u2010-\u2015\u2212]|\bto\b)\s*")      # 1..4, 1–4, 1 to 4

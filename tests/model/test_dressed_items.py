@@ -34,7 +34,10 @@ def test_a_dressed_id_or_selection_is_read_plainly(written, meant):
     assert plain_item(written) == meant
 
 
-@pytest.mark.parametrize("path", ["src/a.py", "docs/a:b.md", "src/a (1).py", "hunks/x.py", "3f2a9c", "3F2A9C:1-4"])
+@pytest.mark.parametrize("path", ["src/a.py", "docs/a:b.md", "src/a (1).py", "hunks/x.py", "3f2a9c", "3F2A9C:1-4",
+                                  # paths whose names have a hex word in the shape of a dressed id
+                                  "src/cafe (1).txt", "cafe (1).txt", "data/beef[1].csv", "beef[1].csv",
+                                  "docs/#cafe.md", "src/hunk cafe.py", "notes/dead lines 2.txt"])
 def test_paths_and_plain_items_are_left_as_they_are(path):
     assert plain_item(path) == path
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import operator
 import re
+import threading
 
 from git_retcon.state.spec import (
     CommitCreated,
@@ -102,9 +103,15 @@ _FIELDS = operator.attrgetter("message", "hints", "paths", "hunks", "history")
 _Fields = tuple[str, str, list[str], list[str], list[Entry]]
 _KEPT: list[_Fields] = []
 _TEXTS: list[str] = []
+_LOCK = threading.Lock()    # a save from another thread must not interleave: texts and fields go in pairs
 
 
 def _commit_texts(commits: list[LogicalCommit]) -> list[str]:
+    with _LOCK:
+        return _texts(commits)
+
+
+def _texts(commits: list[LogicalCommit]) -> list[str]:
     now: list[_Fields] = list(map(_FIELDS, commits))
     del _KEPT[len(now):], _TEXTS[len(now):]
     # Fields compared at C speed (tuples, then lists element by element, by identity first).

@@ -18,16 +18,11 @@ holds the answer the turn before it got, so a test reads what each mistake was t
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
-from collections.abc import Iterator
 
-import llm
-
-from git_retcon.model.paths import user_text
-from testing.imperfect_model import Action, Mistake, Plan, Turn, call, say, turns_of
-from testing.scripted_model import ModelPlugin, step_keys
+from testing.imperfect_model import ImperfectModel, Mistake, Plan, Turn, call, say
+from testing.scripted_model import ModelPlugin
 
 ACCEPTED = r"^(Error|Cancelled)"   # a mistake the tools accept: corrected if refused, else believed done
 HUNK_BLOCK = re.compile(r"^hunk ([0-9a-f]{4,10}) \S+ \((?:modify|add)\)\n(.*?)(?=^hunk |\Z)", re.M | re.S)
@@ -100,32 +95,9 @@ class Plan2(Plan):
         ]
 
 
-class Imperfect2Model(llm.Model):
+class Imperfect2Model(ImperfectModel):
     model_id = "imperfect2"
-    supports_tools = True
-    can_stream = False
-
-    def execute(self, prompt: llm.Prompt, stream: bool, response: llm.Response,
-                conversation: llm.Conversation | None) -> Iterator[str]:
-        user = user_text(prompt.messages)
-        key = step_keys(user)[0]
-        seed = os.environ.get("RETCON_IMPERFECT_SEED", "0")
-        turns = turns_of(prompt.messages)
-        action: Action
-        if "/extract/" in key:
-            action, mistake = Plan2(user, f"{seed}/{key}").play(key, turns)
-        else:   # it only extracts; a fix step is a failure of the test's spec
-            action, mistake = call("stuck", summary="imperfect2 only extracts"), None
-        log = os.environ.get("RETCON_IMPERFECT_LOG")
-        if log:
-            with open(log, "a") as f:
-                f.write(json.dumps({"seed": seed, "step": key, "turn": len(turns), "mistake": mistake,
-                                    "calls": action.calls, "answer": turns[-1].answer if turns
-                                    else ""}) + "\n")
-        for name, arguments in action.calls:
-            response.add_tool_call(llm.ToolCall(name=name, arguments=arguments))
-        response.set_usage(input=100, output=10)
-        yield action.text
+    plan = Plan2
 
 
 PLUGIN = ModelPlugin("retcon-imperfect2", Imperfect2Model())

@@ -218,6 +218,7 @@ class ImperfectModel(llm.Model):
     model_id = "imperfect"
     supports_tools = True
     can_stream = False
+    plan: type[Plan] = Plan      # what it means to do, and the mistakes it makes on the way
 
     def execute(self, prompt: llm.Prompt, stream: bool, response: llm.Response,
                 conversation: llm.Conversation | None) -> Iterator[str]:
@@ -225,15 +226,17 @@ class ImperfectModel(llm.Model):
         key = step_keys(user)[0]
         seed = os.environ.get("RETCON_IMPERFECT_SEED", "0")
         turns = turns_of(prompt.messages)
+        action: Action
         if "/extract/" in key:
-            action, mistake = Plan(user, f"{seed}/{key}").play(key, turns)
+            action, mistake = self.plan(user, f"{seed}/{key}").play(key, turns)
         else:   # it only extracts; a fix step is a failure of the test's spec
-            action, mistake = call("stuck", summary="imperfect only extracts"), None
+            action, mistake = call("stuck", summary=f"{self.model_id} only extracts"), None
         log = os.environ.get("RETCON_IMPERFECT_LOG")
         if log:
             with open(log, "a") as f:
                 f.write(json.dumps({"seed": seed, "step": key, "turn": len(turns), "mistake": mistake,
-                                    "calls": [c[0] for c in action.calls]}) + "\n")
+                                    "calls": action.calls, "answer": turns[-1].answer if turns
+                                    else ""}) + "\n")
         for name, arguments in action.calls:
             response.add_tool_call(llm.ToolCall(name=name, arguments=arguments))
         response.set_usage(input=100, output=10)

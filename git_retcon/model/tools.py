@@ -188,7 +188,7 @@ class Session:
     def read_file(self, path: str) -> str:
         """A file of the build worktree."""
         rel = self.path(path)
-        data = self._guard(lambda: self.wt.read(rel), rel)
+        data = self._read(rel)
         if b"\0" in data[:8000]:
             return f"{path}: binary file, {len(data)} bytes"
         text = data.decode("utf-8", errors="replace")
@@ -214,7 +214,7 @@ class Session:
         if not old:
             raise ToolError("old is empty: give the exact text to replace; to add lines, put the line "
                             "before them in old, and that line followed by the new lines in new", "empty")
-        data = self._guard(lambda: self.wt.read(path), path)
+        data = self._read(path)
         if b"\0" in data[:8000]:
             raise ToolError(f"{path} is a binary file: edit_file changes text files only")
         before, after = old.encode("utf-8"), new.encode("utf-8")
@@ -295,6 +295,27 @@ class Session:
             res = fresh[-1]
         head = f"{kind}: {res.result.upper()} ({res.seconds:.1f}s)"
         return head + ("\n" + res.output if res.output and not res.passed else "")
+
+    def _read(self, rel: str) -> bytes:
+        """A worktree file's bytes. A file the source adds and the step has not applied yet is
+        not there: the answer says that apply_hunks makes it, rather than leave a model to write
+        it out whole."""
+        try:
+            return self._guard(lambda: self.wt.read(rel), rel)
+        except ToolError as exc:
+            try:
+                there = self.wt.resolve(rel).exists()
+            except PathRefused:
+                there = True        # refused (outside the worktree, say): the refusal is the answer
+            if there:
+                raise
+            look = hunks.lookup(self.remaining())
+            adds = [h for h in look.covered(rel) if h.path == rel and h.kind in ("add", "rename")]
+            if not adds:
+                raise
+            raise ToolError(f"{exc}: the source adds it, and this step has not applied it yet: "
+                            f"apply_hunks([{rel!r}]) makes it, exactly (hunk "
+                            f"{', '.join(look.names[h.id] for h in adds)})", "path") from None
 
     def _guard(self, fn: Callable[[], object], rel: str) -> bytes:
         try:

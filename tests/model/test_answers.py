@@ -209,3 +209,28 @@ def test_write_file_warns_when_only_line_endings_or_the_final_newline_differ(tmp
     assert "only in the final newline: the source ends with a newline and yours does not" in out[2]
     assert out[3] == f"Wrote util.py ({len(UTIL)} characters)."
     assert repo.tree("clean~1") == repo.tree("feature~1")
+
+
+def test_reading_a_file_the_source_adds_says_apply_hunks_makes_it(tmp_path, scripted):
+    """A model that reads (or edits) a file the source adds before applying it is told that
+    apply_hunks makes it, rather than left to write it out whole; a file nobody adds is
+    answered as before."""
+    repo = small(tmp_path)
+    ci = ".github/workflows/ci.yml"
+    log = scripted({"1/extract": [
+        turn(call("read_file", path=ci)),
+        turn(call("edit_file", path=ci, old="on: push\n", new="on: pull_request\n")),
+        turn(call("read_file", path="nope.py")),
+        turn(call("apply_hunks", hunk_ids=[ci, "util.py"])),
+        turn(call("read_file", path=ci)),
+        turn(call("create_commit", message="")),
+    ]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    out = results(log)
+    for answer in out[:2]:
+        assert answer.startswith(f"Error: {ci}: no such file in the worktree: the source adds it, and this step "
+                                 f"has not applied it yet: apply_hunks(['{ci}']) makes it, exactly (hunk "), answer
+    assert out[2].startswith("Error: nope.py: no such file in the worktree\n") and "adds" not in out[2], out[2]
+    assert out[4] == CI, out[4]
+    assert repo.tree("clean~1") == repo.tree("feature~1")

@@ -60,7 +60,8 @@ def prompt_values(w: Work, s: Session) -> dict[str, str]:
         "assigned": hunks.assigned_text(c.hunks, remaining),
         "resolution": resolution_text(c),
         "stat": f"{len(remaining)} hunks in {files} files (+{added} -{removed})",
-        "index": _index(remaining, s.fix, sums),
+        # The last commit's extraction calls no model: no prompt to render the diff into.
+        "index": "" if takes_the_rest(w, s.fix) else _index(remaining, s.fix, sums),
     }
 
 

@@ -21,7 +21,7 @@ from git_retcon.diff.hunk import (
     is_file_mode,
     start_index,
 )
-from git_retcon.diff.workdir import Journal, remove, write
+from git_retcon.diff.workdir import Rollback, remove, write
 from git_retcon.errors import machine_error
 from git_retcon.git.plumbing import get_blob
 
@@ -213,16 +213,16 @@ def _commit_changes(repo: pygit2.Repository, index: pygit2.Index, workdir: Path,
                     changes: dict[str, tuple[str, int] | None], todo: list[Hunk]) -> None:
     """Write the planned entries to the worktree, then to the in-memory index; on any
     failure put both back as they were and raise ValueError naming the hunk and why."""
-    journal = Journal(workdir)
+    rollback = Rollback(workdir)
     old = {p: index[p] for p in changes if p in index}
     path = ""
     try:
         for path, value in changes.items():
             if value is None:
-                remove(journal, path)
+                remove(rollback, path)
         for path, value in changes.items():
             if value is not None:
-                write(repo, journal, path, value)
+                write(repo, rollback, path, value)
         path = ""
         for p, value in sorted(changes.items(), key=lambda kv: kv[1] is not None):
             if value is None:
@@ -235,7 +235,7 @@ def _commit_changes(repo: pygit2.Repository, index: pygit2.Index, workdir: Path,
                 index.remove(p)
         for entry in old.values():
             index.add(entry)
-        lost = journal.undo()
+        lost = rollback.roll_back()
         machine = machine_error(exc, str(workdir / path) if path else None)
         if machine is not None:
             raise machine from None   # a full disk: not the hunk's fault, nor the model's

@@ -1,7 +1,7 @@
-"""Writing the build worktree's files for apply, with a journal that can undo every change.
+"""Writing the build worktree's files for apply, with a rollback that puts back every change.
 
 apply changes the worktree first and the index last; when a write fails half way
-(a directory in the way, a full disk, a permission), the journal puts back what
+(a directory in the way, a full disk, a permission), the rollback puts back what
 each touched path held before, so a failed apply leaves no trace.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ class _Was:
     link: str = ""
 
 
-class Journal:
+class Rollback:
     """The worktree paths an apply touched, with what they held before."""
 
     def __init__(self, workdir: Path):
@@ -59,7 +59,7 @@ class Journal:
             d.mkdir()
             self.made.append(d)
 
-    def undo(self) -> list[str]:
+    def roll_back(self) -> list[str]:
         """Put every touched path back; the paths that could not be restored."""
         failed: list[str] = []
         deepest_first = sorted(self.was, key=lambda p: len(p.parts), reverse=True)
@@ -99,10 +99,10 @@ def safe_target(workdir: Path, path: str) -> Path:
     return workdir / path
 
 
-def remove(journal: Journal, path: str) -> None:
-    workdir = journal.workdir
+def remove(rollback: Rollback, path: str) -> None:
+    workdir = rollback.workdir
     target = safe_target(workdir, path)
-    journal.save(target)
+    rollback.save(target)
     if target.is_symlink() or target.is_file():
         target.unlink()
     elif target.is_dir():
@@ -112,7 +112,7 @@ def remove(journal: Journal, path: str) -> None:
     while parent != workdir and parent.is_dir() and not parent.is_symlink():
         if any(parent.iterdir()):
             break
-        journal.save(parent)
+        rollback.save(parent)
         try:
             parent.rmdir()
         except OSError:
@@ -120,18 +120,18 @@ def remove(journal: Journal, path: str) -> None:
         parent = parent.parent
 
 
-def write(repo: pygit2.Repository, journal: Journal, path: str, value: tuple[str, int]) -> None:
+def write(repo: pygit2.Repository, rollback: Rollback, path: str, value: tuple[str, int]) -> None:
     oid, mode = value
-    workdir = journal.workdir
+    workdir = rollback.workdir
     target = safe_target(workdir, path)
     # A file left where a directory is needed (its deletion was applied to the index) goes.
     for anc in _ancestors(workdir, target):
         if anc.is_symlink() or anc.is_file():
-            journal.save(anc)
+            rollback.save(anc)
             anc.unlink()
             break
-    journal.mkdirs(target.parent)
-    journal.save(target)
+    rollback.mkdirs(target.parent)
+    rollback.save(target)
     if target.is_symlink() or target.is_file():
         target.unlink()  # never write through a symlink
     if mode == MODE_GITLINK:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import pygit2
 
 from git_retcon.git import ownership
+from git_retcon.git.ids import CommitId
 from git_retcon.git.message import FIX_PREFIXES, is_fix
 from git_retcon.git.plumbing import (
     find_commit,
@@ -122,7 +123,7 @@ def _open_text(stored: Stored, open_: list[tuple[int, LogicalCommit]]) -> str:
     return text
 
 
-def _chain_item(stored: Stored, chain: list[str], on_base: bool, recorded: list[str],
+def _chain_item(stored: Stored, chain: list[CommitId], on_base: bool, recorded: list[CommitId],
                 base: str) -> tuple[bool, str]:
     spec, name = stored.spec, stored.name
     if not on_base:

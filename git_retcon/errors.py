@@ -10,14 +10,18 @@ class RetconError(Exception):
     exit_code = 1
 
 
-class StuckStop(RetconError):
-    """The run stopped because a logical commit is stuck (exit code 3)."""
+class Stopped(RetconError):
+    """The run stopped short of complete, its state saved (exit code 3): printed as it is."""
 
     exit_code = 3
 
 
-class BudgetStop(StuckStop):
-    """The run stopped at --max-tokens (exit code 3); nothing is stuck: run again to go on."""
+class StuckStop(Stopped):
+    """A logical commit is stuck: a human resolves it, then runs again."""
+
+
+class BudgetStop(Stopped):
+    """The run reached --max-tokens; nothing is stuck: run again to go on."""
 
 
 # Conditions of the machine, not of the input or of git-retcon: what the user does about them.

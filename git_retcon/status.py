@@ -11,6 +11,7 @@ from typing import Any, Literal
 from git_retcon.check import configured_commands
 from git_retcon.errors import RetconError
 from git_retcon.git import ownership
+from git_retcon.git.ids import CommitId
 from git_retcon.git.plumbing import find_commit, fork_point, full_sha
 from git_retcon.state import cost, notes
 from git_retcon.state.notes import CommandKind
@@ -112,7 +113,7 @@ def foreign_branch(store: Store, stored: Stored) -> str | None:
 
 # The commits the spec records (in full), and the cleaned branch's past the merge base (None: no
 # branch, or the source or remote is gone, so no merge base to count from).
-Walk = tuple[list[str], "list[str] | None"]
+Walk = tuple[list[CommitId], "list[CommitId] | None"]
 
 
 def _branch_commits(store: Store, stored: Stored) -> Walk:

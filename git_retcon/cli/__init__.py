@@ -25,7 +25,7 @@ from git_retcon.cli import (  # noqa: F401
     status,
 )
 from git_retcon.cli.group import cli
-from git_retcon.errors import RetconError, StuckStop
+from git_retcon.errors import RetconError, Stopped
 from git_retcon.git.plumbing import known_failure
 
 __all__ = ["cli", "main"]
@@ -67,7 +67,7 @@ def _main(argv: list[str] | None) -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except StuckStop as exc:
+    except Stopped as exc:
         click.echo(str(exc), err=True)
         sys.exit(exc.exit_code)
     except RetconError as exc:

@@ -24,7 +24,16 @@ from pathlib import Path
 import pygit2
 
 from git_retcon.errors import RetconError
-from git_retcon.git.plumbing import common_dir, find_commit, first_parent_chain, fork_point, full_sha, signature
+from git_retcon.git.ids import CommitId
+from git_retcon.git.plumbing import (
+    common_dir,
+    find_commit,
+    first_parent_chain,
+    fork_point,
+    full_sha,
+    ref_target,
+    signature,
+)
 
 HEADS = "refs/heads/"
 SPEC_PREFIX = "refs/retcon/"
@@ -120,15 +129,14 @@ class Chain:
     base (exclusive), oldest first. on_base: the walk reached the base (else the chain
     holds what the walk saw before it gave up: a branch not built on this base)."""
 
-    tip: str | None
-    commits: list[str]
+    tip: CommitId | None
+    commits: list[CommitId]
     on_base: bool
 
 
-def branch_tip(repo: pygit2.Repository, branch: str) -> str | None:
+def branch_tip(repo: pygit2.Repository, branch: str) -> CommitId | None:
     """The branch's tip, None when there is no such branch."""
-    ref = repo.references.get(branch_ref(branch))
-    return None if ref is None else str(ref.resolve().target)
+    return ref_target(repo, branch_ref(branch))
 
 
 def chain(repo: pygit2.Repository, branch: str, base: str, limit: int = _MAX_CHAIN) -> Chain:

@@ -12,6 +12,7 @@ from typing import TypeVar
 import pygit2
 
 from git_retcon.errors import RetconError, machine_error
+from git_retcon.git.ids import CommitId, TreeId
 
 # Variables git exports to hooks and aliases; inherited by our own git calls they
 # would point those calls at the user's index or work tree instead of ours.
@@ -152,13 +153,13 @@ def resolve_commit(repo: pygit2.Repository, name: str, what: str) -> pygit2.Comm
     return commit
 
 
-def full_sha(repo: pygit2.Repository, sha: str) -> str:
+def full_sha(repo: pygit2.Repository, sha: str) -> CommitId:
     """A recorded (maybe abbreviated, as a human may write it in the spec) sha in
     full; as written when this repository does not have it."""
     try:
-        return str(repo.revparse_single(sha).id)
+        return CommitId(str(repo.revparse_single(sha).id))
     except (KeyError, ValueError, pygit2.GitError):
-        return sha
+        return CommitId(sha)
 
 
 @dataclass(frozen=True)
@@ -246,11 +247,12 @@ def get_blob(repo: pygit2.Repository, oid: pygit2.Oid | str) -> pygit2.Blob:
     return _as(_object(repo, oid), pygit2.Blob)
 
 
-def ref_target(repo: pygit2.Repository, name: str) -> str | None:
+def ref_target(repo: pygit2.Repository, name: str) -> CommitId | None:
+    """The commit a branch (or one of our own refs) points to."""
     ref = repo.references.get(name)
     if ref is None:
         return None
-    return str(ref.resolve().target)
+    return CommitId(str(ref.resolve().target))
 
 
 def cas_ref(repo: pygit2.Repository, name: str, new: str | None, old: str | None,
@@ -354,8 +356,8 @@ def check_identity(repo_dir: Path | str) -> None:
 _SIGN: dict[str, bool] = {}
 
 
-def make_commit(repo: pygit2.Repository, tree: str, parents: list[str], message: str,
-                author: pygit2.Signature, committer: pygit2.Signature) -> str:
+def make_commit(repo: pygit2.Repository, tree: TreeId, parents: list[CommitId], message: str,
+                author: pygit2.Signature, committer: pygit2.Signature) -> CommitId:
     """A commit object (no ref moves), signed when commit.gpgSign says so, as `git commit`
     signs it: through git itself (`git commit-tree -S`), so gpg.format, gpg.program and
     user.signingKey mean what they mean to git."""
@@ -366,7 +368,7 @@ def make_commit(repo: pygit2.Repository, tree: str, parents: list[str], message:
                               env=clean_env(), text=True, capture_output=True)
         _SIGN[git_dir] = proc.stdout.strip() == "true"
     if not _SIGN[git_dir]:
-        return str(repo.create_commit(None, author, committer, message, pygit2.Oid(hex=tree), parents))
+        return CommitId(str(repo.create_commit(None, author, committer, message, pygit2.Oid(hex=tree), parents)))
     env = {f"GIT_{kind}_{part}": value for kind, sig in (("AUTHOR", author), ("COMMITTER", committer))
            for part, value in (("NAME", sig.name), ("EMAIL", sig.email), ("DATE", _git_date(sig)))}
     args = ["git", f"--git-dir={git_dir}", "commit-tree", "-S", tree]
@@ -378,7 +380,7 @@ def make_commit(repo: pygit2.Repository, tree: str, parents: list[str], message:
         raise RetconError(f"signing a commit failed (commit.gpgSign is set): {err[-1] if err else 'no output'}: "
                           "check that `git commit -S` works here (user.signingKey, gpg.format), "
                           "or unset commit.gpgSign")
-    return proc2.stdout.decode().strip()
+    return CommitId(proc2.stdout.decode().strip())
 
 
 def _git_date(sig: pygit2.Signature) -> str:
@@ -386,13 +388,13 @@ def _git_date(sig: pygit2.Signature) -> str:
     return f"@{sig.time} {sign}{abs(sig.offset) // 60:02d}{abs(sig.offset) % 60:02d}"
 
 
-def first_parent_chain(repo: pygit2.Repository, tip: str, stop: str, limit: int | None = None) -> list[str]:
+def first_parent_chain(repo: pygit2.Repository, tip: str, stop: str, limit: int | None = None) -> list[CommitId]:
     """Commits from stop (exclusive) to tip (inclusive) along first parents, oldest first;
     at most limit of them (the newest), when given."""
-    chain: list[str] = []
+    chain: list[CommitId] = []
     cur = find_commit(repo, tip)
     while cur is not None and str(cur.id) != stop and (limit is None or len(chain) < limit):
-        chain.append(str(cur.id))
+        chain.append(CommitId(str(cur.id)))
         if not cur.parent_ids:
             break
         cur = find_commit(repo, cur.parent_ids[0])

@@ -130,6 +130,14 @@ def retry_line(error: str, attempt: int, seconds: float) -> str:
     return f"Model error ({error}); retrying in {seconds:.1f}s (try {attempt + 1})"
 
 
+def retry_reporter(say: Callable[[str], None], tail: Callable[[str], None]) -> Callable[[str, int, float], None]:
+    """on_retry for a step: the retry's line in the output, and what the live line shows."""
+    def report(error: str, attempt: int, seconds: float) -> None:
+        say(retry_line(error, attempt, seconds))
+        tail(f"retry {attempt + 1} in {seconds:.1f}s after {error.split(':')[0]}")
+    return report
+
+
 @dataclass
 class Retry:
     """Call a model until it answers, the same way for run and plan."""

@@ -22,10 +22,11 @@ import llm
 
 from git_retcon.model import steering
 from git_retcon.model.logs import ExchangeLog
+from git_retcon.model.outcome import OverBudget, StepOutcome, Stuck
 from git_retcon.model.retry import ModelUnavailable as ModelUnavailable  # what the loop catches
 from git_retcon.model.retry import Retry
 from git_retcon.model.textcalls import written_calls
-from git_retcon.model.tools import TOOL_NAMES, Halt, Outcome, Session
+from git_retcon.model.tools import TOOL_NAMES, Halt, Session
 
 DEFAULT_CHAIN_LIMIT = 40
 
@@ -37,7 +38,9 @@ def template(name: str) -> Template:
 
 @dataclass
 class StepResult:
-    outcome: Outcome
+    """What a step made or why it ended, and what it cost."""
+
+    outcome: StepOutcome
     input_tokens: int = 0
     output_tokens: int = 0
     calls: int = 0
@@ -52,7 +55,7 @@ def run_step(model: llm.Model, system: str, prompt: str, steer: str, session: Se
     """over_budget(tokens this step) says when to stop for the token budget;
     on_retry(error, attempt, seconds) is told before each backoff sleep;
     log records each exchange for `llm logs`."""
-    result = StepResult(Outcome("stuck", ""))
+    result = StepResult(Stuck(""))
     retry = Retry(model.model_id, "nothing was recorded for this step", on_retry=on_retry)
     started = time.monotonic()
     try:
@@ -81,7 +84,7 @@ def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: S
                 # The tool call that ended the step ran while this response was
                 # being set up; it has not been sent yet, so no tokens are spent.
                 if session.outcome is None and spent:
-                    session.outcome = Outcome("budget", "the token budget was reached during this step")
+                    session.outcome = OverBudget()
                 if session.outcome is not None:
                     break
                 final = response.text()
@@ -96,15 +99,15 @@ def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: S
                 # The calls of this response still run (it may have committed); the next is not sent.
                 spent = over_budget is not None and over_budget(result.input_tokens + result.output_tokens)
             if session.outcome is None and spent:
-                session.outcome = Outcome("budget", "the token budget was reached during this step")
+                session.outcome = OverBudget()
         except Halt as exc:
             raise exc.error from None   # git-retcon's own failure: the run stops with it
         except ValueError as exc:
             if "Chain limit" not in str(exc):
                 raise
             if session.outcome is None:
-                session.outcome = Outcome(
-                    "stuck", f"the model used {chain_limit} responses without finishing the step"
+                session.outcome = Stuck(
+                    f"the model used {chain_limit} responses without finishing the step"
                     + (f"; its last words: {last_words[:500]}" if last_words else ""))
         if session.outcome is not None:
             result.outcome = session.outcome
@@ -112,8 +115,8 @@ def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: S
         # The turn ended with neither create_commit nor stuck: steer, within the error budget.
         text = _steering(session, steer, final)
         if session.steering.budget_left() <= 0:
-            result.outcome = Outcome(
-                "stuck", "the model ended its turn without create_commit or stuck "
+            result.outcome = Stuck(
+                "the model ended its turn without create_commit or stuck "
                 f"({len(session.steering.errors)} failed calls and turns in this step)"
                 + (f"; its last words: {last_words[:1000]}" if last_words else ""))
             return result

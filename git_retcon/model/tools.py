@@ -4,7 +4,8 @@ Every tool acts on the build worktree only; paths go through Worktree.resolve.
 A tool that refuses raises, and llm hands the message back to the model as
 `Error: ...`; git-retcon's own failures (a lost compare-and-swap, a full disk)
 are no refusal: they stop the step with the real error (Halt). A step ends when
-create_commit or stuck is called.
+create_commit or stuck is called, with what it made (model/outcome.py): the tools
+write nothing but the worktree and its index; the loop's journal commits.
 """
 from __future__ import annotations
 
@@ -13,22 +14,23 @@ import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import llm
 
 from git_retcon import diff as hunks
 from git_retcon.errors import RetconError, machine_error
+from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.message import fix_message
 from git_retcon.git.plumbing import get_commit
 from git_retcon.model.args import ToolError, bind
 from git_retcon.model.invented import invented
 from git_retcon.model.layout import layout_warning
 from git_retcon.model.nearest import applied_already, nearest, undiffed
+from git_retcon.model.outcome import Proposed, StepKind, StepOutcome, Stuck
 from git_retcon.model.steering import Steering
 from git_retcon.sandbox.runner import Verifier
 from git_retcon.sandbox.worktree import PathRefused, Worktree
-from git_retcon.state import notes
 from git_retcon.state.notes import CommandKind
 
 if TYPE_CHECKING:
@@ -40,26 +42,18 @@ TOOL_NAMES = ("read_diff", "apply_hunks", "read_file", "write_file", "edit_file"
 
 
 @dataclass
-class Outcome:
-    kind: Literal["commit", "stuck", "budget"]   # budget: the token budget ran out
-    text: str                 # the commit message, or the stuck summary
-    commit: str | None = None
-
-
-@dataclass
 class Session:
     """The state one step's tools share."""
 
     wt: Worktree
-    source_tree: str
-    parent: str                                   # the commit a new commit goes on
+    source_tree: TreeId
+    parent: CommitId                              # the commit the step's work goes on
     verifier: Verifier
-    fix: bool                                     # a fix commit: `WIP: ...`, or `fixup! ...` with fixup_of
-    on_commit: Callable[[str, notes.Invented], str]   # (message, invented lines) -> created sha
+    step: StepKind                                # a fix commit: `WIP: ...`, or `fixup! ...` with fixup_of
     default_message: str = ""                     # an empty message means this (a fix: the failure's summary)
-    base_tree: str | None = None                  # the merge base's tree, for the invented-lines count
+    base_tree: TreeId | None = None               # the merge base's tree, for the invented-lines count
     fixup_of: str | None = None                   # fix commits as `fixup! <this subject>` (spec wip = "fixup")
-    outcome: Outcome | None = None
+    outcome: StepOutcome | None = None            # set by create_commit or stuck: the step has ended
     # The run's remaining diff, kept up to date path by path across steps.
     diff: hunks.RemainingDiff | None = None
     steering: Steering = field(init=False)        # the step's error budget
@@ -92,7 +86,7 @@ class Session:
     def give_up(self, summary: str) -> None:
         """The error budget ran out: the step ends stuck (unless it has already ended)."""
         if self.outcome is None:
-            self.outcome = Outcome("stuck", summary)
+            self.outcome = Stuck(summary)
 
     def path(self, raw: str) -> str:
         """A model's path as the worktree names it: `./x` is `x`; an absolute path inside
@@ -258,24 +252,23 @@ class Session:
         if "\0" in message:
             raise ToolError("message contains a NUL character (\\u0000), which a git commit message cannot hold: "
                             "call create_commit again without it; nothing was committed", "other")
-        parent_tree = str(get_commit(self.wt.repo, self.parent).tree_id)
+        parent_tree = tree_of(get_commit(self.wt.repo, self.parent))
         tree = self.wt.tree()
         if tree == parent_tree:
             raise ToolError("nothing to commit: the worktree equals the previous commit. Apply hunks "
                             "(apply_hunks) or write files first; call stuck(summary) if this commit "
                             "should have no changes", "empty")
         message = message.strip() or self.default_message.strip()
-        if self.fix:
+        if self.step == "fix":
             message = fix_message(message, self.fixup_of)
         drift = invented(self.wt.repo, parent_tree, tree, self.base_tree, self.source_tree)
-        sha = self.on_commit(message, drift.note())
-        self.outcome = Outcome("commit", message, sha)
-        return f"Created commit {sha[:12]}. This step is done." + drift.answer()
+        self.outcome = Proposed(tree, message, drift.note())
+        return "Accepted: git-retcon commits the worktree with this message. This step is done." + drift.answer()
 
     def stuck(self, summary: str) -> str:
         """Give up on this step: say what a human must decide or fix. Ends this step."""
         self._open()
-        self.outcome = Outcome("stuck", summary.strip() or "the model called stuck without a summary")
+        self.outcome = Stuck(summary.strip() or "the model called stuck without a summary")
         return "Recorded. This step is done."
 
     # -- plumbing ------------------------------------------------------------

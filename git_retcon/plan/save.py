@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from git_retcon.errors import RetconError
-from git_retcon.git.plumbing import check_identity, ref_target
+from git_retcon.git.ids import SpecCommitId
+from git_retcon.git.plumbing import check_identity
 from git_retcon.plan import branches
 from git_retcon.plan import write as planmod
 from git_retcon.state import spec as specmod
@@ -88,9 +89,9 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
     return spec
 
 
-def _refuse_existing(store: Store, name: str, force: bool) -> str | None:
+def _refuse_existing(store: Store, name: str, force: bool) -> SpecCommitId | None:
     """The spec ref's tip (what a save swaps from), when there is no spec or force says replace it."""
-    old = ref_target(store.repo, f"refs/retcon/{name}")
+    old = store.tip(name)
     if old is not None and not force:
         raise RetconError(f"a spec named '{name}' exists: replace it with --force, "
                           f"or change it with `git retcon spec edit {name}`")
@@ -101,8 +102,7 @@ def import_file(store: Store, file: str) -> specmod.Spec:
     """Replace (or create) the spec named by the file's `cleaned` with the file."""
     spec, _ = planmod.read_file(file)
     branches.check_branches(store.repo, spec)
-    old = ref_target(store.repo, f"refs/retcon/{spec.cleaned}")
-    store.save(spec, old, f"import {os.path.basename(file)}")
+    store.save(spec, store.tip(spec.cleaned), f"import {os.path.basename(file)}")
     return spec
 
 

@@ -2,8 +2,8 @@
 model goes on extracting the next logical commits on top of them in the build worktree.
 
 A commit made ahead is a commit object only, its note kept in memory: no note, branch
-move or spec entry until every commit below it is complete (then the write order of
-record.record_commit), so the spec records only verified commits, in order, and a kill at
+move or spec entry until every commit below it is complete (then the journal records it,
+in its write order), so the spec records only verified commits, in order, and a kill at
 any instant leaves what --jobs 1 would leave. Its build and test may run meanwhile: a
 result is a fact about a tree, recorded by tree like any. When a commit below needs a
 fix, the work done ahead is set aside and redone on the fixed tip without the model while
@@ -16,16 +16,17 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from git_retcon.git.message import cleanup
-from git_retcon.git.plumbing import get_commit, make_commit, short, signature
-from git_retcon.model.tools import Outcome
-from git_retcon.reconstruct import record, steps
-from git_retcon.reconstruct.context import Work
-from git_retcon.reconstruct.verify import judge, verdict
+from git_retcon.git.ids import CommitId, TreeId, tree_of
+from git_retcon.git.plumbing import get_commit, short
+from git_retcon.model.outcome import Proposed, Stuck
+from git_retcon.model.step import ModelUnavailable
+from git_retcon.reconstruct import steps
+from git_retcon.reconstruct.journal import Journal, Made
+from git_retcon.reconstruct.judge import judge, verdict
+from git_retcon.reconstruct.work import Work
 from git_retcon.sandbox.pool import PoolVerifier, PoolWorktree, pool_name
 from git_retcon.sandbox.runner import Result
 from git_retcon.sandbox.worktree import Worktree
-from git_retcon.state import notes
 
 if TYPE_CHECKING:
     # rework (failure parsers: many regexes) is imported when a build or test fails, not at start-up.
@@ -39,10 +40,8 @@ class Held:
     """Work done ahead for logical commit k, on parent (not verified when it was made)."""
 
     k: int
-    parent: str
-    sha: str | None = None            # the commit object; None until create_commit
-    message: str = ""
-    note: notes.CommitNote | None = None
+    parent: CommitId
+    made: Made | None = None          # the commit object and its note; None until the step proposed one
     stuck: str | None = None          # the model called stuck instead
 
 
@@ -59,7 +58,7 @@ class _Slot:
 class _Job:
     """Build and test of one commit's tree in a pool worktree, in a thread."""
 
-    sha: str
+    sha: CommitId
     done: bool = False
     results: list[Result] = field(default_factory=list)
     error: BaseException | None = None
@@ -71,22 +70,22 @@ class Ahead:
     def __init__(self, jobs: int) -> None:
         self.size = jobs
         self.slots: list[_Slot] = []
-        self.jobs: dict[str, _Job] = {}          # by commit: started, running or done
+        self.jobs: dict[CommitId, _Job] = {}     # by commit: started, running or done
         self.held: list[Held] = []                # made ahead, each on the one before (the first on the tip)
         self.aside: list[Held] = []               # made ahead on a commit that then failed
         self.changed = threading.Condition()      # a job finished
 
-    def verify(self, w: Work) -> rework.Failure | None:
-        """verify.verify, with the commands in the pool while the model works ahead."""
+    def build_and_test(self, w: Work, journal: Journal) -> rework.Failure | Stuck | None:
+        """judge.build_and_test, with the commands in the pool while the model works ahead."""
         tip = w.tip()
-        tree = str(get_commit(w.run.repo, tip).tree_id)
+        tree = tree_of(get_commit(w.run.repo, tip))
         while True:
             self._start_jobs(w, tip)
             job = self.jobs.get(tip)
             if job is not None and job.done:
                 break
             if self._may_go_ahead(w):
-                self._go_ahead(w, tip)
+                self._go_ahead(w, journal, tip)
             else:
                 self._wait()
         del self.jobs[tip]
@@ -97,45 +96,44 @@ class Ahead:
         for r in job.results:
             ui.start(_LABELS[r.kind])
             ui.finish(r.passed, verdict(r) + ("" if r.cached else f" ({r.seconds:.1f}s)"))
-        failure = judge(w, tip, tree, job.results)
+        failure = judge(w, journal, tip, tree, job.results)
         if failure is not None and self.held:
             self.aside, self.held = self.held, []   # on a failing commit: redone once it is fixed
         return failure
 
-    def take(self, w: Work, tip: str) -> bool:
-        """Record the work done ahead for logical commit k on tip, if there is any that still
-        applies there; False when the model must extract it (again)."""
+    def take(self, w: Work, journal: Journal, tip: CommitId) -> Made | Stuck | None:
+        """The work done ahead for logical commit k on tip, if there is any that still applies
+        there; None when the model must extract it (again)."""
         if self.aside:
-            self.held = self._redo(w, tip)
+            self.held = self._redo(w, journal, tip)
         if not self.held or self.held[0].k != w.k:
             self.held = []
-            return False
+            return None
         held = self.held.pop(0)
         if held.stuck is not None:   # the same step on the same tree: the same answer
-            w.stop_stuck(held.stuck)
-        if held.sha is None or held.note is None:
+            return Stuck(held.stuck)
+        if held.made is None:
             self.held = []
-            return False
-        w.wt.reset(held.sha)
-        record.record_commit(w, held.sha, tip, held.note, held.message)
-        return True
+            return None
+        w.wt.reset(held.made.sha)
+        return held.made
 
     # -- the pool ------------------------------------------------------------
 
-    def _start_jobs(self, w: Work, tip: str) -> None:
+    def _start_jobs(self, w: Work, tip: CommitId) -> None:
         """Start the builds and tests not yet started, oldest first, in the free worktrees."""
         for slot in self.slots:
             if slot.job is not None and slot.job.done:
                 slot.job = None
-        for sha in [tip] + [h.sha for h in self.held if h.sha is not None]:
+        for sha in [tip] + [h.made.sha for h in self.held if h.made is not None]:
             if sha in self.jobs:
                 continue
             free = self._free_slot(w, sha)
             if free is None:
                 return
-            self._start(free, sha, str(get_commit(w.run.repo, sha).tree_id))
+            self._start(free, sha, tree_of(get_commit(w.run.repo, sha)))
 
-    def _free_slot(self, w: Work, sha: str) -> _Slot | None:
+    def _free_slot(self, w: Work, sha: CommitId) -> _Slot | None:
         for slot in self.slots:
             if slot.job is None:
                 slot.wt.reset(sha)
@@ -147,7 +145,7 @@ class Ahead:
         self.slots.append(_Slot(wt, PoolVerifier(wt, w.wt.path, spec.build, spec.test, spec.timeout)))
         return self.slots[-1]
 
-    def _start(self, slot: _Slot, sha: str, tree: str) -> None:
+    def _start(self, slot: _Slot, sha: CommitId, tree: TreeId) -> None:
         job = slot.job = self.jobs[sha] = _Job(sha)
         verifier = slot.verifier
 
@@ -174,52 +172,36 @@ class Ahead:
         k = w.k + 1 + len(self.held)
         if self.aside or len(self.held) >= self.size or k >= w.n:
             return False
-        if self.held and (self.held[-1].sha is None or self.held[-1].stuck is not None):
+        if self.held and (self.held[-1].made is None or self.held[-1].stuck is not None):
             return False
         nxt = w.spec.commits[k]
-        limit = w.run.opts.max_tokens
-        return not nxt.created and nxt.stuck() is None and (limit is None or w.run.tally.tokens < limit)
+        return not nxt.created and nxt.stuck() is None and not steps.spent_all(w)
 
-    def _go_ahead(self, w: Work, tip: str) -> None:
+    def _go_ahead(self, w: Work, journal: Journal, tip: CommitId) -> None:
         """The model extracts the next logical commit on the last one made; held, not recorded."""
-        parent = self.held[-1].sha if self.held else tip
-        assert parent is not None
+        parent = self.held[-1].made.sha if self.held and self.held[-1].made else tip
         ahead = Work(w.run, w.stored, w.br, w.wt, w.verifier, w.model, w.k + 1 + len(self.held))
         held = Held(ahead.k, parent)
         self.held.append(held)
         w.run.ui.heading(f"Commit {ahead.k + 1}/{ahead.n}: {ahead.commit.summary} "
                          f"(ahead, while commit {w.k + 1} is built and tested)")
         w.wt.reset(parent)
-        session = steps.session(ahead, False, parent, on_commit=lambda message, invented: self._hold(
-            ahead, held, message, invented))
+        session = steps.session(ahead, "extract", parent)
         values = steps.prompt_values(ahead, session)
         w.run.ui.line(steps.extracting_line(ahead))
-        outcome = steps.step_ahead(ahead, "extract.md", values, session,
-                                   on_spent=lambda o, spent, retries, secs: self._spent(ahead, held, o, spent, retries,
-                                                                                     secs))
-        if outcome is not None and outcome.kind == "stuck":
-            held.stuck = outcome.text
+        if steps.spent_all(ahead) and not steps.takes_the_rest(ahead, "extract"):
+            return   # the budget, or the backend below: the commit's own turn meets them again
+        try:
+            res = steps.attempt(ahead, journal, "extract.md", values, session)
+        except ModelUnavailable:
+            return
+        if isinstance(res.outcome, Proposed):
+            held.made = journal.make(ahead, res, parent)
+            w.run.ui.line(f"Created {short(held.made.sha)} ahead: recorded once commit {ahead.k} passes")
+        elif isinstance(res.outcome, Stuck):
+            held.stuck = res.outcome.summary
 
-    def _hold(self, w: Work, held: Held, message: str, invented: notes.Invented) -> str:
-        """create_commit ahead: the commit object and its note, kept until the commits below pass."""
-        held.message = cleanup(record.initial_message(w.commit.message, message))   # as create_commit does
-        sha = w.wt.commit(held.message, held.parent, signature(w.wt.path, "AUTHOR"),
-                          signature(w.wt.path, "COMMITTER"))
-        w.wt.move_head(sha)
-        held.sha = sha
-        held.note = notes.new_commit(w.run.name, w.k + 1, "initial", 1)
-        held.note["invented"] = invented
-        w.run.ui.line(f"Created {short(sha)} ahead: recorded once commit {w.k} passes")
-        return sha
-
-    def _spent(self, w: Work, held: Held, outcome: Outcome, spent: notes.Usage, retries: int,
-               seconds: float) -> None:
-        if outcome.commit is not None and outcome.commit == held.sha and held.note is not None:
-            record.fill_spent(held.note, spent, retries, seconds)
-        else:
-            record.spent(w, outcome, spent, retries, seconds)
-
-    def _redo(self, w: Work, tip: str) -> list[Held]:
+    def _redo(self, w: Work, journal: Journal, tip: CommitId) -> list[Held]:
         """The work set aside, merged onto the fixed tip one commit after the other, until the
         first that does not merge cleanly (it and those after it are extracted again)."""
         aside, self.aside = self.aside, []
@@ -227,30 +209,20 @@ class Ahead:
         repo = w.run.repo
         parent = tip
         for i, held in enumerate(aside):
-            if held.sha is None or held.note is None or held.stuck is not None:
+            if held.made is None or held.stuck is not None:
                 break
-            made, old, new = get_commit(repo, held.sha), get_commit(repo, held.parent), get_commit(repo, parent)
+            made, old, new = get_commit(repo, held.made.sha), get_commit(repo, held.parent), get_commit(repo, parent)
             merged = repo.merge_trees(old.tree, new.tree, made.tree)
             if merged.conflicts is not None:
                 w.run.ui.line(f"The work done ahead for commit {held.k + 1} does not apply on the fixed "
                               "commit: extracting it again")
                 for lost in aside[i:]:
-                    _set_aside(w, lost)
+                    if lost.made is not None:
+                        journal.set_aside(lost.made)
                 break
-            sha = make_commit(repo, str(merged.write_tree(repo)), [parent], held.message,
-                              signature(w.wt.path, "AUTHOR"), signature(w.wt.path, "COMMITTER"))
+            again = journal.remake(w, held.made, TreeId(str(merged.write_tree(repo))), parent)
             w.run.ui.line(f"Redoing the work done ahead for commit {held.k + 1} on the fixed commit, "
-                          f"without the model: {short(sha)}")
-            redone.append(Held(held.k, parent, sha, held.message, held.note))
-            parent = sha
+                          f"without the model: {short(again.sha)}")
+            redone.append(Held(held.k, parent, again))
+            parent = again.sha
         return redone
-
-
-def _set_aside(w: Work, held: Held) -> None:
-    """What a step done ahead spent, when its work is dropped: on the spec chain."""
-    if held.note is None or not held.note.get("model_calls"):   # plain code's (the last commit) spent nothing
-        return
-    tokens = held.note.get("tokens", {"input": 0, "output": 0})
-    notes.add_spent(w.run.store, w.stored.commit, {
-        "index": held.k + 1, "why": "set aside", "input": tokens["input"], "output": tokens["output"],
-        "calls": held.note.get("model_calls", 0), "seconds": held.note.get("model_seconds", 0.0)})

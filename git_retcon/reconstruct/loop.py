@@ -1,34 +1,42 @@
-"""The reconstruction loop: the seed's algorithm, resumable at any instant.
+"""The reconstruction loop, resumable at any instant.
 
 1. Load the spec; prepare the cleaned branch at merge-base(source, remote), or
    adopt the commits found on it.
 2. For each logical commit whose history does not end in `complete`:
-   extract (model) -> commit -> record -> build & test -> complete,
+   extract (the model's judgement) -> commit -> build & test -> complete,
    or the fix loop: a WIP commit per round, until it passes or is stuck.
 3. Report.
 
-The parts live beside this file: context (what a step takes), record (the write
-order, adoption), verify (build & test), steps (one model step), fixloop, report.
+A model step only returns what it made; the journal writes it (commit object, note,
+branch, spec entry, in that order). The parts live beside this file: work (what a step
+takes), journal (every durable write), judge (build & test), steps (one model step), fixloop,
+ahead (--jobs), stops (what a stop says), report.
 """
 from __future__ import annotations
 
+from itertools import count
+
 import llm
 
-from git_retcon import diff as hunks
-from git_retcon.errors import BudgetStop, RetconError, StuckStop
+from git_retcon import diff
+from git_retcon.errors import RetconError
+from git_retcon.git.ids import CommitId, tree_of
 from git_retcon.git.ownership import refuse_checked_out
 from git_retcon.git.plumbing import get_commit, ref_target
-from git_retcon.reconstruct import fixloop, record, report, steps
+from git_retcon.model.outcome import Proposed
+from git_retcon.reconstruct import fixloop, report, steps
 from git_retcon.reconstruct.ahead import Ahead
-from git_retcon.reconstruct.context import Branches, Options, Run, Work, save_unsaved, way_out
+from git_retcon.reconstruct.branch import Branches, refuse_taken
+from git_retcon.reconstruct.journal import Journal, Made, Stop
+from git_retcon.reconstruct.judge import build_and_test, check_base
 from git_retcon.reconstruct.squash import finish_interrupted, squash
-from git_retcon.reconstruct.verify import check_base, verify
+from git_retcon.reconstruct.stops import refuse_stuck, stop_error
+from git_retcon.reconstruct.work import Options, Run, Work
 from git_retcon.sandbox.pool import PoolWorktree, pool_names, remove_pool
 from git_retcon.sandbox.runner import Verifier, check_command_exists
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import notes
 from git_retcon.state import spec as specmod
-from git_retcon.state.notes import Stop
 from git_retcon.state.store import NOTES_REF, TESTS_REF, Stored, spec_ref
 
 __all__ = ["Options", "Run", "reconstruct"]
@@ -39,14 +47,14 @@ def reconstruct(run: Run) -> None:
     repo, store, name = run.repo, run.store, run.name
     stored = store.load(name)
     if (k := stored.spec.current()) is not None:
-        _refuse_stuck(run, stored, k)
+        refuse_stuck(run, stored, k)
     br = Branches(repo, stored.spec)
     if run.opts.dry_run:
         report.dry_run(run, stored, br)
         return
     model = _ready_model(run, stored.spec) if stored.spec.current() is not None else None
     refuse_checked_out(repo, stored.spec.cleaned)
-    record.refuse_taken(repo, stored.spec)
+    refuse_taken(repo, stored.spec)
     with store.lock(name):
         stored = store.load(name)  # re-read under the lock
         store.sweep_scratch()
@@ -55,9 +63,10 @@ def reconstruct(run: Run) -> None:
                           + [PoolWorktree.admin_dir(repo, p) / "index.lock" for p in pool_names(repo, name)])
         report.header(run, stored.spec, br, model.model_id if model else None)
         finish_interrupted(store, stored, run.ui.line)
-        tip = record.start_branch(run, stored, br)
-        record.adopt(run, stored, br, tip)
-        record.note_tip_verdicts(run, stored, tip)
+        journal = Journal(run, stored)
+        tip = journal.start_branch(br)
+        journal.adopt(br)
+        journal.note_tip_verdicts(tip)
         if stored.spec.current() is None:
             squashed = _squash_if_asked(run, stored)
             _remove_worktrees(run)
@@ -73,64 +82,72 @@ def reconstruct(run: Run) -> None:
             check_base(run, br, wt, verifier)
         # --jobs 2 and more: commands in the pool while the model works ahead (nothing to overlap without them)
         ahead = Ahead(run.opts.jobs) if run.opts.jobs > 1 and (spec.build or spec.test) else None
-        stop: Stop = "complete"
+        stop: Stop | None = None
+        ended: notes.Stop = "complete"
         try:
-            while (k := stored.spec.current()) is not None:
-                logical_commit(Work(run, stored, br, wt, verifier, model, k), ahead)
-        except RetconError as exc:
-            stop = "budget" if isinstance(exc, BudgetStop) else "stuck" if isinstance(exc, StuckStop) else "error"
+            while stop is None and (k := stored.spec.current()) is not None:
+                w = Work(run, stored, br, wt, verifier, model, k)
+                stop = logical_commit(w, journal, ahead)
+        except RetconError:
+            ended = "error"
             raise
         finally:
-            save_unsaved(run, stored)   # a stop before a commit's verdict: its entry, as adoption would
-            record.write_unwritten(run)
-            if stop != "complete":   # the closing report says it otherwise
+            if stop is not None:
+                ended = "stuck" if isinstance(stop, specmod.Stuck) else "budget"
+            journal.close(model.model_id, ended)
+            if ended != "complete":   # the closing report says it otherwise
                 report.tokens(run)
-            record.run_totals(run, stored, model.model_id, stop)
+        if stop is not None:
+            raise stop_error(w, stop)
         squashed = _squash_if_asked(run, stored)
         _remove_worktrees(run)
         report.final(run, stored, squashed)
 
 
-def logical_commit(w: Work, ahead: Ahead | None = None) -> None:
-    """Extract (or take the work done ahead), commit, then build & test until it passes
-    (complete) or is stuck."""
+def logical_commit(w: Work, journal: Journal, ahead: Ahead | None = None) -> Stop | None:
+    """Logical commit k: extract (or take the work done ahead), commit, then build & test until
+    it passes (complete) or stops (stuck, or the token budget)."""
     c = w.commit
     w.run.ui.heading(f"Commit {w.k + 1}/{w.n}: {c.summary}")
-    _refuse_stuck(w.run, w.stored, w.k)
+    refuse_stuck(w.run, w.stored, w.k)
     if (resolved := c.resolved()) is not None:
         w.run.ui.line(f"Resolved: {resolved.text}")
-    tip = w.tip()
-    if not c.created and (ahead is None or not ahead.take(w, tip)):
-        w.wt.reset(tip)
-        _extract(w, tip)
+    if not c.created:
+        made = _extract(w, journal, ahead)
+        if not isinstance(made, Made):
+            return journal.stop(w, made)
+        journal.record(w, made)
     escalation = fixloop.replay(w)
-    rounds = 0
-    check = verify if ahead is None else ahead.verify
-    while (failure := check(w)) is not None:
-        rounds += 1
-        fixloop.fix(w, failure, escalation, rounds)
-    record.complete(w)
+    for round_ in count(1):
+        failure = build_and_test(w, journal) if ahead is None else ahead.build_and_test(w, journal)
+        if failure is None:
+            break
+        if isinstance(failure, specmod.Stuck):
+            return journal.stop(w, failure)
+        made = fixloop.fix(w, journal, failure, escalation, round_)
+        if not isinstance(made, Made):
+            return journal.stop(w, made)
+        journal.record(w, made)
+    journal.complete(w)
     wips = report.wip_count(w.run, c.created)
     w.run.ui.good("✓ Commit created" + (f" ({wips} WIP)" if wips else ""))
+    return None
 
 
-def _extract(w: Work, tip: str) -> None:
-    """The model picks and applies this commit's changes and commits them on tip."""
-    session = steps.session(w, False, tip)
+def _extract(w: Work, journal: Journal, ahead: Ahead | None) -> Made | Stop:
+    """This commit's changes on the tip, as a commit object: the work done ahead (--jobs) when
+    it still applies, else the model's step."""
+    tip = w.tip()
+    if ahead is not None and (taken := ahead.take(w, journal, tip)) is not None:
+        return taken
+    w.wt.reset(tip)
+    session = steps.session(w, "extract", tip)
     values = steps.prompt_values(w, session)
     w.run.ui.line(steps.extracting_line(w))
-    steps.step(w, "extract.md", values, session)
-
-
-def _refuse_stuck(run: Run, stored: Stored, k: int) -> None:
-    """A stuck commit needs a human's `resolve` before the run goes on."""
-    spec = stored.spec
-    c = spec.commits[k]
-    if (stuck := c.stuck()) is None:
-        return
-    run.ui.line(f"Resuming from commit {k + 1}/{len(spec.commits)}: {c.summary}")
-    raise StuckStop(f"commit {k + 1}/{len(spec.commits)} is stuck: {stuck.summary}\n"
-                    + way_out(spec.cleaned, run.opts.model or notes.last_run_model(run.store, stored.commit)))
+    res = steps.step(w, journal, "extract.md", values, session)
+    if not isinstance(res.outcome, Proposed):
+        return res.outcome
+    return journal.make(w, res, tip)
 
 
 def _load_model(run: Run, spec: specmod.Spec) -> llm.Model:
@@ -150,10 +167,10 @@ def _ready_model(run: Run, spec: specmod.Spec) -> llm.Model:
 
 
 def _finished_already(run: Run, stored: Stored, br: Branches, squashed: int) -> None:
-    tip = ref_target(run.repo, br.cleaned_ref)
-    tip_tree = str(get_commit(run.repo, tip).tree_id) if tip else ""
+    tip: CommitId | None = ref_target(run.repo, br.cleaned_ref)
+    tip_tree = tree_of(get_commit(run.repo, tip)) if tip else ""
     if tip_tree != br.source_tree:
-        paths = sorted({h.path for h in hunks.remaining(run.repo, tip_tree, br.source_tree)})
+        paths = sorted({h.path for h in diff.remaining(run.repo, tip_tree, br.source_tree)})
         raise RetconError(
             f"all logical commits are complete, but '{stored.spec.source}' has changed since: "
             f"{len(paths)} paths differ ({', '.join(paths[:5])}{'...' if len(paths) > 5 else ''}); "
@@ -177,4 +194,3 @@ def _squash_if_asked(run: Run, stored: Stored) -> int:
         return 0
     run.ui.heading("Squashing WIP commits")
     return squash(run.store, stored, run.ui.line)
-

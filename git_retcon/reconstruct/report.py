@@ -2,10 +2,11 @@
 tally, and `run --dry-run`."""
 from __future__ import annotations
 
-from git_retcon import diff as hunks
+from git_retcon import diff
 from git_retcon.git.message import is_fix
 from git_retcon.git.plumbing import get_commit, short
-from git_retcon.reconstruct.context import Branches, Run
+from git_retcon.reconstruct.branch import Branches
+from git_retcon.reconstruct.work import Run
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Stored
 
@@ -27,8 +28,8 @@ def skipped_commands(run: Run, spec: specmod.Spec) -> None:
 
 
 def tokens(run: Run) -> None:
-    """This run's token tally (nothing when no model was called)."""
-    t = run.tally
+    """This run's token spending (nothing when no model was called)."""
+    t = run.spending
     if t.calls:
         run.ui.line(f"Tokens this run: {t.input_tokens} in, {t.output_tokens} out ({t.calls} model calls)")
 
@@ -53,8 +54,8 @@ def final(run: Run, stored: Stored, squashed: int = 0) -> None:
         ui.line(f"{plural(squashed, 'WIP fix commit')} squashed into their logical commits")
     ui.line(f"{plural(wips, 'WIP fix commit')}" + (" left" if squashed else ""))
     tokens(run)
-    if run.tally.calls:
-        for i, u in sorted(run.tally.per_commit.items()):
+    if run.spending.calls:
+        for i, u in sorted(run.spending.per_commit.items()):
             ui.line(f"  commit {i}: {u['input']} in, {u['output']} out, {u['calls']} calls")
     ui.line(f"Branch: {spec.cleaned}")
     if wips:
@@ -69,8 +70,8 @@ def dry_run(run: Run, stored: Stored, br: Branches) -> None:
     tip = br.cleaned_tip or br.base
     ui.line(f"Base commit: {short(br.base)}")
     ui.line(f"Cleaned branch: {short(br.cleaned_tip) if br.cleaned_tip else 'not created yet'}")
-    left = hunks.remaining(run.repo, str(get_commit(run.repo, tip).tree_id), br.source_tree)
-    files, added, removed = hunks.stat(left)
+    left = diff.remaining(run.repo, str(get_commit(run.repo, tip).tree_id), br.source_tree)
+    files, added, removed = diff.stat(left)
     ui.line(f"Remaining diff: {len(left)} hunks in {files} files (+{added} -{removed})")
     for i, c in enumerate(spec.commits):
         ui.line(f"  {i + 1}. [{c.state}] {c.summary}")

@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from git_retcon.errors import RetconError
+from git_retcon.git.ids import CommitId
 from git_retcon.git.ownership import refuse_checked_out
 from git_retcon.git.plumbing import find_commit, first_parent_chain, full_sha, ref_target, short
-from git_retcon.reconstruct.record import move_branch
+from git_retcon.reconstruct.branch import move_branch
 from git_retcon.state import notes
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Store, Stored
@@ -29,7 +30,7 @@ class Resolution:
     total: int
     summary: str
     redo: bool
-    dropped: list[str] = field(default_factory=list)   # with --redo: the commits dropped from the branch
+    dropped: list[CommitId] = field(default_factory=list)   # with --redo: the commits dropped from the branch
     model: str | None = None    # the model of the run that stopped, for the next command to repeat
 
 
@@ -43,7 +44,7 @@ def resolve(store: Store, name: str, message: str, redo_it: bool) -> Resolution:
             state = "complete" if k is None else f"commit {k + 1} is {spec.commits[k].state}"
             raise RetconError(f"nothing is stuck in '{name}' ({state}): there is nothing to resolve")
         model = notes.last_run_model(store, stored.commit)
-        dropped: list[str] = []
+        dropped: list[CommitId] = []
         if redo_it:
             dropped = redo(store, stored, k, message)
         else:
@@ -52,7 +53,7 @@ def resolve(store: Store, name: str, message: str, redo_it: bool) -> Resolution:
     return Resolution(k, len(spec.commits), spec.commits[k].summary, redo_it, dropped, model)
 
 
-def redo(store: Store, stored: Stored, k: int, message: str) -> list[str]:
+def redo(store: Store, stored: Stored, k: int, message: str) -> list[CommitId]:
     """Resolve stuck commit k and drop its created commits; return the dropped shas."""
     repo, spec = store.repo, stored.spec
     c = spec.commits[k]

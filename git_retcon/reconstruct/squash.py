@@ -16,6 +16,7 @@ from typing import cast
 from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
 from git_retcon.git import ownership
+from git_retcon.git.ids import CommitId, commit_id, tree_of
 from git_retcon.git.plumbing import (
     find_commit,
     full_sha,
@@ -24,7 +25,7 @@ from git_retcon.git.plumbing import (
     short,
     signature,
 )
-from git_retcon.reconstruct.record import move_branch
+from git_retcon.reconstruct.branch import move_branch
 from git_retcon.state import notes
 from git_retcon.state import spec as specmod
 from git_retcon.state.notes import CommitNote, SquashedFix, SquashedStop
@@ -43,7 +44,7 @@ def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
     if not recorded:
         say("Nothing to squash: no commits yet.")
         return 0
-    base = str(get_commit(repo, recorded[0]).parent_ids[0])
+    base = commit_id(get_commit(repo, recorded[0]).parents[0])
     chain = ownership.chain(repo, spec.cleaned, base).commits
     if chain != recorded:
         if _finish_interrupted(store, stored, chain, recorded):
@@ -77,7 +78,7 @@ def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
             parent = shas[-1]
             continue
         first, last = get_commit(repo, shas[0]), get_commit(repo, shas[-1])
-        new = make_commit(repo, str(last.tree_id), [parent], first.message, first.author, committer)
+        new = make_commit(repo, tree_of(last), [parent], first.message, first.author, committer)
         notes.write_commit(store, new, _note(store, stored, k, shas, fold))
         made[k] = new
         failpoint("squash-commit-made")
@@ -92,7 +93,7 @@ def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
     return folded
 
 
-def _note(store: Store, stored: Stored, k: int, shas: list[str], fold: bool) -> CommitNote:
+def _note(store: Store, stored: Stored, k: int, shas: list[CommitId], fold: bool) -> CommitNote:
     """The new commit's note: the first commit's, with tokens summed over all it replaces,
     the last one's build/test results, and for a fold the provenance of the fixes."""
     olds = [notes.read_commit(store, s) for s in shas]
@@ -130,7 +131,7 @@ def _note(store: Store, stored: Stored, k: int, shas: list[str], fold: bool) -> 
             stops.append({"stuck": e.summary.splitlines()[0][:300], "by": rule, "resolved": answer})
     last = fixes[-1]
     note["squashed"] = {
-        "from": shas, "attempts": len(shas), "fixes": fixes, "stops": stops,
+        "from": list[str](shas), "attempts": len(shas), "fixes": fixes, "stops": stops,
         "resolved_by": f"{last['by'].split(' ')[0]}: {last['message']}"
         + (f" (after a human's resolution: {stops[-1]['resolved']})" if stops and stops[-1]["resolved"] else ""),
     }
@@ -162,7 +163,7 @@ def finish_interrupted(store: Store, stored: Stored, say: Callable[[str], None])
         say(f"Finished an interrupted squash: '{spec.cleaned}' is at {short(tip)}.")
 
 
-def _finish_interrupted(store: Store, stored: Stored, chain: list[str], recorded: list[str]) -> bool:
+def _finish_interrupted(store: Store, stored: Stored, chain: list[CommitId], recorded: list[CommitId]) -> bool:
     """The branch already holds a squash of the recorded commits (killed before the
     spec was written): record it."""
     replaced: list[str] = []

@@ -13,7 +13,8 @@ from pygit2.enums import FileMode
 
 from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
-from git_retcon.git.plumbing import clean_env, common_dir, git, main_workdir, make_commit
+from git_retcon.git.ids import CommitId, TreeId
+from git_retcon.git.plumbing import clean_env, common_dir, git, main_workdir
 from git_retcon.sandbox.admin import clear_locks, discard, own_admin
 from git_retcon.sandbox.watch import Watch
 from git_retcon.state.store import safe_name
@@ -300,15 +301,11 @@ class Worktree:
 
     # -- trees and commits -------------------------------------------------
 
-    def tree(self) -> str:
-        return str(self.index.write_tree(self.repo))
+    def tree(self) -> TreeId:
+        """The index's tree (written to the object store): what a commit of it would hold."""
+        return TreeId(str(self.index.write_tree(self.repo)))
 
-    def commit(self, message: str, parent: str, author: pygit2.Signature,
-               committer: pygit2.Signature) -> str:
-        """A commit object of the index's tree on parent; moves no ref."""
-        return make_commit(self.repo, str(self.index.write_tree(self.repo)), [parent], message, author, committer)
-
-    def move_head(self, commit: str) -> None:
+    def move_head(self, commit: CommitId) -> None:
         """After a commit of the index: files were written only through the tools,
         so they equal the commit unless a command ran since the last reset."""
         self.repo.set_head(pygit2.Oid(hex=commit))

@@ -18,6 +18,7 @@ from typing import Any, Literal, TypedDict, cast
 import pygit2
 
 from git_retcon.git import ownership
+from git_retcon.git.ids import CommitId
 from git_retcon.state.store import NOTES_REF, TESTS_REF, Store
 
 Kind = Literal["initial", "wip"]
@@ -157,7 +158,7 @@ def write_commit(store: Store, sha: str, note: CommitNote) -> None:
     store.write_note(NOTES_REF, sha, cast("dict[str, Any]", note))
 
 
-def write_commits(store: Store, by_sha: dict[str, CommitNote]) -> None:
+def write_commits(store: Store, by_sha: dict[CommitId, CommitNote]) -> None:
     """Several commits' notes in one notes commit."""
     store.write_notes(NOTES_REF, {sha: cast("dict[str, Any]", note) for sha, note in by_sha.items()})
 

@@ -21,6 +21,7 @@ from typing import Any
 import pygit2
 
 from git_retcon.errors import RetconError
+from git_retcon.git.ids import SpecCommitId
 from git_retcon.git.ownership import NOTES_REF, SPEC_PREFIX, check_name, name_problem
 from git_retcon.git.plumbing import (
     ConcurrentUpdate,
@@ -54,7 +55,7 @@ class Stored:
 
     name: str
     spec: specmod.Spec
-    commit: str
+    commit: SpecCommitId
 
 
 class Store:
@@ -72,19 +73,19 @@ class Store:
         )
 
     def exists(self, name: str) -> bool:
-        return self._tip(name) is not None
+        return self.tip(name) is not None
 
-    def _tip(self, name: str) -> str | None:
+    def tip(self, name: str) -> SpecCommitId | None:
         """The spec chain's tip. An older version could save a spec under a name git
         refuses (then `git gc` fails): libgit2 does not look such a ref up, so its loose
         file is read, for the spec to be exported and removed."""
         tip = ref_target(self.repo, spec_ref(name))
         if tip is None and name_problem(name):
             try:
-                tip = (self.git_dir / spec_ref(name)).read_text().strip() or None
+                return SpecCommitId((self.git_dir / spec_ref(name)).read_text().strip()) or None
             except OSError:
                 return None
-        return tip
+        return SpecCommitId(tip) if tip else None
 
     def drop(self, stored: Stored, message: str) -> None:
         """Delete the spec's ref, compare-and-swap (git's update-ref for a name git
@@ -95,7 +96,7 @@ class Store:
             cas_ref(self.repo, spec_ref(stored.name), None, stored.commit, message)
 
     def load(self, name: str) -> Stored:
-        tip = self._tip(name)
+        tip = self.tip(name)
         if tip is None:
             raise RetconError(f"no spec named '{name}': see `git retcon list`")
         return Stored(name, self.read(tip, spec_ref(name)), tip)
@@ -110,7 +111,7 @@ class Store:
         text = get_blob(self.repo, entry.id).data.decode("utf-8")
         return specmod.parse(text, f"{where}:{SPEC_FILE}")
 
-    def save(self, spec: specmod.Spec, old: str | None, message: str) -> str:
+    def save(self, spec: specmod.Spec, old: SpecCommitId | None, message: str) -> SpecCommitId:
         """Write spec as a new commit on its chain, CAS from `old`; returns the commit."""
         name = spec.cleaned
         check_name("cleaned", name)   # the last line of defence: a bad ref name breaks `git gc`
@@ -122,7 +123,7 @@ class Store:
         parents = [old] if old else []
         commit = self.repo.create_commit(None, sig, sig, message, tree, parents)
         cas_ref(self.repo, spec_ref(name), str(commit), old, f"retcon: {message}")
-        return str(commit)
+        return SpecCommitId(str(commit))
 
     def update(self, stored: Stored, message: str) -> None:
         """Save stored.spec over stored.commit and remember the new commit."""

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from git_retcon import diff as hunks
+from git_retcon import diff
 from git_retcon.errors import RetconError
+from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.plumbing import get_commit, short
-from git_retcon.reconstruct import record
-from git_retcon.reconstruct.context import Branches, Run, Work
+from git_retcon.model.outcome import Stuck
+from git_retcon.reconstruct.branch import Branches
+from git_retcon.reconstruct.journal import Journal
+from git_retcon.reconstruct.work import Run, Work
 from git_retcon.sandbox.runner import Result, Verifier
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import notes
@@ -31,7 +34,7 @@ def check_base(run: Run, br: Branches, wt: Worktree, verifier: Verifier) -> None
     ui.line(f"Checking the base ({short(br.base)})...")
     wt.reset(br.base)
     results = verifier.verify(
-        str(get_commit(run.repo, br.base).tree_id), on_start=lambda kind: ui.start(_LABELS[kind]),
+        tree_of(get_commit(run.repo, br.base)), on_start=lambda kind: ui.start(_LABELS[kind]),
         on_done=lambda r: ui.finish(r.passed, verdict(r)), on_output=ui.output,
     )
     failed = next((r for r in results if not r.passed), None)
@@ -51,25 +54,27 @@ def check_base(run: Run, br: Branches, wt: Worktree, verifier: Verifier) -> None
         "then run again. Its output:\n" + "\n".join("  " + ln for ln in shown))
 
 
-def verify(w: Work) -> rework.Failure | None:
-    """Build and test the branch tip; None when it passes, else the failure."""
+def build_and_test(w: Work, journal: Journal) -> rework.Failure | Stuck | None:
+    """Build and test the branch tip: None when it passes, else the failure (Stuck: one no
+    fix of the commit can mend)."""
     ui = w.run.ui
     tip = w.tip()
     w.wt.reset(tip)
-    tree = str(get_commit(w.run.repo, tip).tree_id)
+    tree = tree_of(get_commit(w.run.repo, tip))
     results = w.verifier.verify(
         tree, on_start=lambda kind: ui.start(_LABELS[kind]),
         on_done=lambda r: ui.finish(r.passed, verdict(r)), on_output=ui.output,
     )
-    return judge(w, tip, tree, results)
+    return judge(w, journal, tip, tree, results)
 
 
-def judge(w: Work, tip: str, tree: str, results: list[Result]) -> rework.Failure | None:
+def judge(w: Work, journal: Journal, tip: CommitId, tree: TreeId,
+          results: list[Result]) -> rework.Failure | Stuck | None:
     """The verdict on tip from its build and test results (noted on it), and the final-tree rule."""
-    _note_results(w, tip, results)
+    journal.verdicts(w, tip, results)
     for r in results:
         if r.result == "timeout":
-            w.stop_stuck(f"{r.kind} `{r.command}` timed out after {r.seconds:.0f}s: "
+            return Stuck(f"{r.kind} `{r.command}` timed out after {r.seconds:.0f}s: "
                          "fix the command or raise `timeout` in the spec (git retcon spec edit)")
         if r.result == "notfound":
             raise RetconError(
@@ -84,9 +89,9 @@ def judge(w: Work, tip: str, tree: str, results: list[Result]) -> rework.Failure
     return failure
 
 
-def recorded_failure(w: Work, sha: str) -> rework.Failure | None:
+def recorded_failure(w: Work, sha: CommitId) -> rework.Failure | None:
     """How commit sha failed, from the recorded results of its tree (None: passed or never ran)."""
-    tree = str(get_commit(w.run.repo, sha).tree_id)
+    tree = tree_of(get_commit(w.run.repo, sha))
     for kind in ("build", "test"):
         if w.verifier.configured(kind):
             r = w.verifier.cached(tree, kind)
@@ -97,11 +102,11 @@ def recorded_failure(w: Work, sha: str) -> rework.Failure | None:
     return tree_failure(w, tree)
 
 
-def tree_failure(w: Work, tree: str) -> rework.Failure | None:
+def tree_failure(w: Work, tree: TreeId) -> rework.Failure | None:
     """The last logical commit must end on the source tip's tree."""
     if not w.is_last or tree == w.br.source_tree:
         return None
-    left = hunks.remaining(w.run.repo, tree, w.br.source_tree)
+    left = diff.remaining(w.run.repo, tree, w.br.source_tree)
     paths = sorted({h.path for h in left})
     from git_retcon.rework import Failure
     return Failure(
@@ -109,22 +114,6 @@ def tree_failure(w: Work, tree: str) -> rework.Failure | None:
         f"but {len(left)} hunks in {len(paths)} files remain: {', '.join(paths[:50])}.",
         "Apply them (they belong to this last commit, since no later commit will take "
         "them), or call stuck naming the paths you cannot place.", tuple(paths))
-
-
-def _note_results(w: Work, tip: str, results: list[Result]) -> None:
-    """The build/test verdicts go into the tested commit's own note too (with what its step spent),
-    held back and written with the next commit's note, or when the run stops: one notes write
-    per created commit."""
-    note = record.take_note(w.run, tip)
-    if note is None or note.get("spec") != w.run.name:
-        return
-    for kind in notes.COMMAND_KINDS:
-        r = next((r for r in results if r.kind == kind), None)
-        if r is not None:
-            note[kind] = r.result
-        elif not w.verifier.configured(kind):
-            note[kind] = "skipped"
-    w.run.unwritten[tip] = note
 
 
 def as_failure(r: Result) -> rework.Failure:

@@ -1,0 +1,35 @@
+"""What one model step returns. A step writes nothing durable: the loop's journal
+(reconstruct/journal.py) turns a Proposed into a commit, a Stuck into the spec's entry.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from git_retcon.git.ids import TreeId
+from git_retcon.state import notes
+from git_retcon.state.spec import Stuck
+
+# An extraction takes a logical commit's changes; a fix makes its build and tests pass.
+StepKind = Literal["extract", "fix"]
+
+
+@dataclass(frozen=True)
+class Proposed:
+    """create_commit's result: the worktree's tree, the commit message (a fix's carries its
+    `WIP: ` or `fixup! ` prefix already), and the lines that neither the base nor the source
+    holds (for the note)."""
+
+    tree: TreeId
+    message: str
+    invented: notes.Invented
+
+
+@dataclass(frozen=True)
+class OverBudget:
+    """--max-tokens was reached during the step: nothing is stuck, the next run goes on."""
+
+
+StepOutcome = Proposed | Stuck | OverBudget
+
+__all__ = ["OverBudget", "Proposed", "StepKind", "StepOutcome", "Stuck"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TypedDict
+from typing import Literal, NamedTuple, TypedDict, get_args
 
 import pygit2
 
@@ -22,11 +22,21 @@ MODE_LINK = 0o120000
 MODE_GITLINK = 0o160000
 MODE_TREE = 0o040000
 
-KINDS = ("modify", "add", "delete", "rename", "mode", "binary")
+# What a hunk does to its path: lines changed, the file added, deleted or renamed (with any
+# line changes), its mode changed, or its bytes replaced whole (binary, symlink, submodule).
+HunkKind = Literal["modify", "add", "delete", "rename", "mode", "binary"]
+KINDS: tuple[HunkKind, ...] = get_args(HunkKind)
 _BINARY_PROBE = 8000
 
-# One line change inside a rename: (old_start, old_lines, new_start, new_lines, removed, added).
-Edit = tuple[int, int, int, int, bytes, bytes]
+class Edit(NamedTuple):
+    """One line change inside a rename, as a hunk header and its bytes."""
+
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    removed: bytes
+    added: bytes
 
 
 @dataclass(frozen=True)
@@ -35,7 +45,7 @@ class Hunk:
 
     id: str
     path: str
-    kind: str
+    kind: HunkKind
     old_path: str | None = None
     old_start: int = 0
     old_lines: int = 0
@@ -58,7 +68,7 @@ class Hunk:
         if self.kind == "modify":
             return count_lines(self.added)
         if self.kind == "rename":
-            return sum(count_lines(e[5]) for e in self.edits)
+            return sum(count_lines(e.added) for e in self.edits)
         if self.kind == "add" and is_text_entry(self.new_mode, self.added):
             return count_lines(self.added)
         return 0
@@ -68,7 +78,7 @@ class Hunk:
         if self.kind == "modify":
             return count_lines(self.removed)
         if self.kind == "rename":
-            return sum(count_lines(e[4]) for e in self.edits)
+            return sum(count_lines(e.removed) for e in self.edits)
         if self.kind == "delete" and is_text_entry(self.old_mode, self.removed):
             return count_lines(self.removed)
         return 0
@@ -78,7 +88,7 @@ class HunkFields(TypedDict, total=False):
     """A Hunk's fields but its id, gathered before the ids are assigned."""
 
     path: str
-    kind: str
+    kind: HunkKind
     old_path: str
     old_start: int
     old_lines: int

@@ -53,7 +53,7 @@ def _slice_hunks(patch: pygit2.Patch, old: Lines, new: Lines) -> list[Edit] | No
             return None
         removed = old.slice(begin, end)
         added = new.slice(nbegin, nbegin + h.new_lines)
-        edits.append((h.old_start, h.old_lines, h.new_start, h.new_lines, removed, added))
+        edits.append(Edit(h.old_start, h.old_lines, h.new_start, h.new_lines, removed, added))
         pieces.append(old.slice(prev, begin))
         pieces.append(added)
         prev = end
@@ -169,7 +169,7 @@ def _identify(raw: list[_Raw]) -> list[Hunk]:
     for _key, f in raw:
         kind = f["kind"]
         id_path = f["path"] if kind != "rename" else f"{f['old_path']}\0{f['path']}"
-        id_kind = kind
+        id_kind: str = kind
         if kind == "mode":
             id_kind = f"mode {f['old_mode']:o} {f['new_mode']:o}"
         elif kind in ("add", "rename", "binary"):

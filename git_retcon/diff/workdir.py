@@ -12,6 +12,7 @@ import stat as _stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import pygit2
 
@@ -23,7 +24,7 @@ from git_retcon.git.plumbing import get_blob
 class _Was:
     """What a path held before it was touched: a file (bytes, mode), a symlink, an empty directory, nothing."""
 
-    kind: str  # "file", "link", "dir" or "absent"
+    kind: Literal["file", "link", "dir", "absent"]
     data: bytes = b""
     mode: int = 0
     link: str = ""

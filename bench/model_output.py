@@ -38,10 +38,12 @@ import pygit2
 from llm.parts import ToolResultPart
 
 from bench import selections
-from git_retcon import diff as H
+from git_retcon import diff
 from git_retcon.diff.hunk import Lines, split_lines, start_index
 from git_retcon.diff.select import compact, numbered
+from git_retcon.model.prompt import read_step
 from git_retcon.model.tools import occurrences
+from git_retcon.reconstruct.steps import WHOLE_DIFF_LEAD
 from testing.flow import feature_repo, retcon
 from testing.gitrepo import GitRepo, hermetic_env
 from testing.scripted_model import ModelPlugin
@@ -199,7 +201,7 @@ def _edits(w: bytes, t: bytes) -> list[tuple[int, int, int, int, bytes, bytes]]:
     return out
 
 
-def _selection(h: H.Hunk, w: bytes, t: bytes, strict: bool = False) -> str:
+def _selection(h: diff.Hunk, w: bytes, t: bytes, strict: bool = False) -> str:
     """The item (`id` or `id:SEL`) that takes from h the lines t has in h's range ("" when
     none). What t has there and the source lacks is left to edit_file; strict: then nothing."""
     d_hunks = _edits(w, t)
@@ -267,8 +269,8 @@ def cheapest(repo: pygit2.Repository, w_tree: str, t_tree: str, s_tree: str, aft
              misses: list[str] | None = None) -> list[Call]:
     """The calls that turn the worktree (w_tree) into t_tree, taking from the source (s_tree).
     misses: gets the paths whose state no selection of the remaining hunks makes (after)."""
-    remaining = H.remaining(repo, w_tree, s_tree)
-    names = H.short_ids(h.id for h in remaining)
+    remaining = diff.remaining(repo, w_tree, s_tree)
+    names = diff.short_ids(h.id for h in remaining)
 
     def shown(item: str) -> str:
         """The item as a model copies it from read_diff: the id abbreviated (after: read_diff shows them so)."""
@@ -313,11 +315,11 @@ def cheapest(repo: pygit2.Repository, w_tree: str, t_tree: str, s_tree: str, aft
                 starts.append(([add.id], add.added))
                 sel = _selection(add, b"", t)
                 if sel and sel != add.id:
-                    starts.append(([sel], selections.splice(b"", [H.select(add, _numbers(add, sel))])))
+                    starts.append(([sel], selections.splice(b"", [diff.select(add, _numbers(add, sel))])))
         else:
             for strict in (True, False):
                 chosen = [(h, sel) for h in mine if h.kind == "modify" for sel in [_selection(h, w, t, strict)] if sel]
-                parts = [H.select(h, _numbers(h, sel)) for h, sel in chosen]
+                parts = [diff.select(h, _numbers(h, sel)) for h, sel in chosen]
                 starts.append(([sel for _, sel in chosen], selections.splice(w, parts)))
             starts.append(([], w))
         options: list[tuple[list[str], list[Call]]] = []
@@ -332,7 +334,7 @@ def cheapest(repo: pygit2.Repository, w_tree: str, t_tree: str, s_tree: str, aft
                     options.append((taken, edits))
         if not options:
             options.append(([], [("write_file", {"path": path, "content": _text(t)})]))
-        def taking(taken: list[str], mine: list[H.Hunk] = mine, path: str = path) -> int:
+        def taking(taken: list[str], mine: list[diff.Hunk] = mine, path: str = path) -> int:
             """What naming these items costs: the ids as shown, or (after) the file's path, the
             hunks of it not taken left out (`-id`) and those taken in part with their lines."""
             ids = len(json.dumps([shown(i) for i in taken]))
@@ -349,7 +351,7 @@ def cheapest(repo: pygit2.Repository, w_tree: str, t_tree: str, s_tree: str, aft
     return ([("apply_hunks", {"hunk_ids": named})] if items else []) + calls
 
 
-def _selected(path: str, w: bytes | None, t: bytes, hunks: list[H.Hunk], shown: Callable[[str], str],
+def _selected(path: str, w: bytes | None, t: bytes, hunks: list[diff.Hunk], shown: Callable[[str], str],
               after: bool) -> tuple[list[tuple[list[str], bytes]], list[tuple[list[str], bytes]]]:
     """A state that is a selection of these hunks: the cheapest such selection's items, and the file
     they make (t: checked), first. Another state (after): second, the selection nearest to it, which
@@ -358,7 +360,7 @@ def _selected(path: str, w: bytes | None, t: bytes, hunks: list[H.Hunk], shown: 
         return [], []
     found = selections.cheapest(w or b"", t, hunks, lambda h: len(json.dumps(shown(h.id))) + 2, not after)
     if found is not None:
-        made = selections.splice(w or b"", [H.select(h, numbers) for h, numbers in found])
+        made = selections.splice(w or b"", [diff.select(h, numbers) for h, numbers in found])
         if made == t:
             return [([_item(h, numbers) for h, numbers in found], made)], []
         # The search's answer, made as apply_hunks makes it, must be the state.
@@ -368,10 +370,10 @@ def _selected(path: str, w: bytes | None, t: bytes, hunks: list[H.Hunk], shown: 
     if not near:
         return [], []
     return [], [([_item(h, numbers) for h, numbers in near],
-                 selections.splice(w or b"", [H.select(h, numbers) for h, numbers in near]))]
+                 selections.splice(w or b"", [diff.select(h, numbers) for h, numbers in near]))]
 
 
-def _item(h: H.Hunk, numbers: frozenset[int]) -> str:
+def _item(h: diff.Hunk, numbers: frozenset[int]) -> str:
     """The apply_hunks item that takes these lines of h: its id alone when they are all its lines."""
     return h.id if len(numbers) == sum(map(len, numbered(h))) else f"{h.id}:{compact(numbers)}"
 
@@ -380,11 +382,11 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
-def _numbers(h: H.Hunk, item: str) -> frozenset[int]:
+def _numbers(h: diff.Hunk, item: str) -> frozenset[int]:
     old, new = numbered(h)
     if ":" not in item:
         return frozenset(range(1, len(old) + len(new) + 1))
-    parsed = H.parse_items([item])[0].lines
+    parsed = diff.parse_items([item])[0].lines
     assert parsed is not None
     return parsed
 
@@ -398,7 +400,6 @@ class Tally:
     misses: list[str] = field(default_factory=list)   # paths whose state no selection of the remaining diff makes
 
 
-WHOLE = "The whole remaining diff, as read_diff() shows it"
 
 
 class Cheapest(llm.Model):
@@ -416,10 +417,10 @@ class Cheapest(llm.Model):
     def execute(self, prompt: llm.Prompt, stream: bool, response: llm.Response,
                 conversation: llm.Conversation | None) -> Iterator[str]:
         user = next(p.text for m in prompt.messages if m.role == "user" for p in m.parts if hasattr(p, "text"))
-        k = int(re.search(r"^Commit (\d+)/\d+", user, re.M).group(1))  # type: ignore[union-attr]
+        k = read_step(user).k
         turn = sum(1 for m in prompt.messages if m.role == "assistant")
         # after: a prompt that carries the whole remaining diff needs no read_diff first
-        turn += 1 if self.after and WHOLE in user else 0
+        turn += 1 if self.after and WHOLE_DIFF_LEAD in user else 0
         results = [p.output for m in prompt.messages for p in m.parts if isinstance(p, ToolResultPart)]
         if turn == 0:
             calls: list[Call] = [("read_diff", {})]
@@ -459,7 +460,7 @@ class Row:
 
 
 def diff_chars(repo: pygit2.Repository, a: str, b: str) -> int:
-    return sum(len(h.removed) + len(h.added) for h in H.remaining(repo, a, b))
+    return sum(len(h.removed) + len(h.added) for h in diff.remaining(repo, a, b))
 
 
 def _slug(name: str) -> str:
@@ -551,10 +552,10 @@ def cleaned(repo: GitRepo, pr: pygit2.Repository) -> tuple[list[str], list[str]]
         for c in repo.git("rev-list", f"{sha}^..{sha}" if k > 1 else f"main..{sha}").split():
             index_of.setdefault(c, k)
     base, tip = repo.tree("main"), repo.tree("feature")
-    owned: dict[str, list[tuple[H.Hunk, dict[int, int]]]] = {}
-    whole: list[tuple[H.Hunk, int]] = []
-    for h in H.remaining(pr, base, tip):
-        if H.selectable(h) and numbered(h) != ([], []):
+    owned: dict[str, list[tuple[diff.Hunk, dict[int, int]]]] = {}
+    whole: list[tuple[diff.Hunk, int]] = []
+    for h in diff.remaining(pr, base, tip):
+        if diff.selectable(h) and numbered(h) != ([], []):
             owned.setdefault(h.path, []).append((h, _owners(repo, pr, h, index_of, n)))
         else:
             whole.append((h, _first_with(repo, pr, fp, h)))
@@ -572,7 +573,7 @@ def cleaned(repo: GitRepo, pr: pygit2.Repository) -> tuple[list[str], list[str]]
             elif h.kind == "mode":
                 idx.add(pygit2.IndexEntry(h.path, idx[h.path].id, h.new_mode))
         for path, parts in owned.items():
-            chosen = [H.select(h, frozenset(i for i, o in own.items() if o <= k))
+            chosen = [diff.select(h, frozenset(i for i, o in own.items() if o <= k))
                       for h, own in parts if any(o <= k for o in own.values())]
             if not chosen:
                 continue
@@ -589,7 +590,7 @@ def cleaned(repo: GitRepo, pr: pygit2.Repository) -> tuple[list[str], list[str]]
     return [base] + [states[k] for k in keep], [_subject(repo, fp[k - 1]) for k in keep]
 
 
-def _owners(repo: GitRepo, pr: pygit2.Repository, h: H.Hunk, index_of: dict[str, int], n: int) -> dict[int, int]:
+def _owners(repo: GitRepo, pr: pygit2.Repository, h: diff.Hunk, index_of: dict[str, int], n: int) -> dict[int, int]:
     """read_diff's line number -> the logical commit that wrote (+) or removed (-) the line."""
     old, new = numbered(h)
     out: dict[int, int] = {}
@@ -615,7 +616,7 @@ def _owners(repo: GitRepo, pr: pygit2.Repository, h: H.Hunk, index_of: dict[str,
     return {i: out.get(i, first_owner) for i in range(1, len(old) + len(new) + 1)}
 
 
-def _first_with(repo: GitRepo, pr: pygit2.Repository, fp: list[str], h: H.Hunk) -> int:
+def _first_with(repo: GitRepo, pr: pygit2.Repository, fp: list[str], h: diff.Hunk) -> int:
     """The first commit whose tree has this whole-file change as the tip has it."""
     want = None if h.kind == "delete" else _blob(pr, repo.tree("feature"), h.path)
     for k, sha in enumerate(fp, start=1):

@@ -13,17 +13,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 
-from git_retcon import diff as H
+from git_retcon import diff
 from git_retcon.diff.hunk import Lines, split_lines, start_index
 from git_retcon.diff.ids import looks_like_id
 from git_retcon.diff.select import compact, interleave, numbered
 
-Choice = tuple[H.Hunk, frozenset[int]]
+Choice = tuple[diff.Hunk, frozenset[int]]
 _MAX_STATES = 3_000_000     # (line of the hunk x line of t) pairs explored per hunk at most
 _MAX_STARTS = 64            # places in t where a hunk's range may begin, kept at most
 
 
-def cheapest(w: bytes, t: bytes, hunks: Sequence[H.Hunk], price: Callable[[H.Hunk], int],
+def cheapest(w: bytes, t: bytes, hunks: Sequence[diff.Hunk], price: Callable[[diff.Hunk], int],
              whole_only: bool = False) -> list[Choice] | None:
     """The chosen lines of each hunk (only hunks with some) that turn w into t, the cheapest to
     name; None when t is no selection of these hunks (or the search is too large). price(h): the
@@ -65,7 +65,7 @@ def cheapest(w: bytes, t: bytes, hunks: Sequence[H.Hunk], price: Callable[[H.Hun
     return None if done is None else done[1]
 
 
-def splice(text: bytes, hunks: list[H.Hunk]) -> bytes:
+def splice(text: bytes, hunks: list[diff.Hunk]) -> bytes:
     """text with these modify hunks applied (what apply does, without the index)."""
     lines = Lines(text)
     pieces, prev = [], 0
@@ -77,7 +77,7 @@ def splice(text: bytes, hunks: list[H.Hunk]) -> bytes:
     return b"".join(pieces)
 
 
-def _regions(h: H.Hunk, T: list[bytes], p: int, ends: list[int], price: int,
+def _regions(h: diff.Hunk, T: list[bytes], p: int, ends: list[int], price: int,
              whole_only: bool) -> dict[int, tuple[int, frozenset[int]]] | None:
     """For each end e in ends that h's range can reach from p (t[p:e] a selection of h): the
     cheapest selection's cost and numbers (empty: h not taken). None: too large to search."""
@@ -175,14 +175,14 @@ _EDIT = 40                  # what starting an edit_file costs beyond its lines 
 _PICK = 1                   # what choosing a line costs (its number in a selection, roughly)
 
 
-def nearest(w: bytes, t: bytes, hunks: Sequence[H.Hunk]) -> list[Choice] | None:
+def nearest(w: bytes, t: bytes, hunks: Sequence[diff.Hunk]) -> list[Choice] | None:
     """The selection of these hunks after which edit_file has the least to write to make t of
     w: an alignment of t against w with every hunk's lines (in interleave order) where a hunk's
     line may be left out for free, a line of w only by an edit, and a line of t that nothing
     gives is written by an edit. None when the alignment is too large to search."""
     W, T = split_lines(w), split_lines(t)
     # Z: w's lines with each hunk's lines in its range: (line, the hunk or None, number, is old)
-    Z: list[tuple[bytes, H.Hunk | None, int, bool]] = []
+    Z: list[tuple[bytes, diff.Hunk | None, int, bool]] = []
     prev = 0
     for h in sorted(hunks, key=lambda h: (h.old_start, h.old_lines)):
         begin = start_index(h.old_start, h.old_lines)
@@ -205,7 +205,7 @@ def nearest(w: bytes, t: bytes, hunks: Sequence[H.Hunk]) -> list[Choice] | None:
         return None
     ops = _align(z, tt)
     numbers: dict[str, set[int]] = {}
-    by_id: dict[str, H.Hunk] = {}
+    by_id: dict[str, diff.Hunk] = {}
     for i in ops:
         _, hunk, x, _ = z[i]
         assert hunk is not None
@@ -214,7 +214,7 @@ def nearest(w: bytes, t: bytes, hunks: Sequence[H.Hunk]) -> list[Choice] | None:
     return [(by_id[k], frozenset(v)) for k, v in numbers.items()]
 
 
-def _align(z: list[tuple[bytes, H.Hunk | None, int, bool]], T: list[bytes]) -> list[int]:
+def _align(z: list[tuple[bytes, diff.Hunk | None, int, bool]], T: list[bytes]) -> list[int]:
     """The indices of z whose hunk line is chosen (an old line removed, a new line added) in the
     cheapest alignment. A state is (i, q, e): z[:i] and T[:q] gone through, e whether the last
     step was an edit (an edit next to it costs only its lines)."""
@@ -282,7 +282,7 @@ def _align(z: list[tuple[bytes, H.Hunk | None, int, bool]], T: list[bytes]) -> l
 
 # -- naming the items: ids, or paths with exclusions ----------------------------------------
 
-def naming(items: list[str], remaining: Sequence[H.Hunk], names: dict[str, str]) -> list[str]:
+def naming(items: list[str], remaining: Sequence[diff.Hunk], names: dict[str, str]) -> list[str]:
     """The items (whole ids, `id:SEL`) as the cheapest model writes them: the ids as read_diff shows
     them, or paths (a file, a directory, '.') each taking every remaining hunk under it, with `-id`
     for those of them not taken (a hunk taken in part is named with its lines either way, and a
@@ -291,7 +291,7 @@ def naming(items: list[str], remaining: Sequence[H.Hunk], names: dict[str, str])
     path only makes a choice dearer, never wrong)."""
     whole = {i for i in items if ":" not in i}
     part = {i.partition(":")[0] for i in items if ":" in i}
-    look = H.lookup(list(remaining))
+    look = diff.lookup(list(remaining))
     children: dict[str, set[str]] = {".": set()}
     own: dict[str, int] = {}        # a file: what naming its hunks taken whole by id costs
     for h in remaining:

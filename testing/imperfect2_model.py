@@ -19,18 +19,17 @@ from __future__ import annotations
 
 import json
 import random
-import re
 
+from git_retcon import diff
 from testing.imperfect_model import ImperfectModel, Mistake, Plan, Turn, call, say
 from testing.scripted_model import ModelPlugin
 
 ACCEPTED = r"^(Error|Cancelled)"   # a mistake the tools accept: corrected if refused, else believed done
-HUNK_BLOCK = re.compile(r"^hunk ([0-9a-f]{4,10}) \S+ \((?:modify|add)\)\n(.*?)(?=^hunk |\Z)", re.M | re.S)
 
 
 def line_counts(prompt: str) -> dict[str, int]:
     """The numbered lines of each hunk the prompt's whole diff shows (selectable ones)."""
-    return {hid: len(re.findall(r"^\d+ [-+]", body, re.M)) for hid, body in HUNK_BLOCK.findall(prompt)}
+    return {h.id: h.numbered for h in diff.read_hunks(prompt) if h.kind in ("modify", "add")}
 
 
 class Plan2(Plan):

@@ -29,13 +29,11 @@ from typing import Any
 import llm
 from llm.parts import Message, TextPart, ToolCallPart, ToolResultPart
 
-from git_retcon.model.paths import field as prompt_field
+from git_retcon import diff
 from git_retcon.model.paths import matches, user_text
+from git_retcon.model.prompt import read_step
 from testing.scripted_model import ModelPlugin, step_keys
 
-# The prompt's index ("<id> <path> <kind> +a -r ..."), or the whole diff ("hunk <id> <path> (<kind>)").
-INDEX_LINE = re.compile(r"^([0-9a-f]{4,10}) (\S+) (\w+) \+", re.M)
-HUNK_LINE = re.compile(r"^hunk ([0-9a-f]{4,10}) (\S+) \((\w+)\)", re.M)
 P_MISTAKE = 0.5          # before an intent
 P_AGAIN = 0.2            # once more, right after a corrected mistake
 
@@ -89,12 +87,12 @@ class Plan:
 
     def __init__(self, prompt: str, seed: str):
         self.seed = seed
-        summary = re.search(r"^Commit \d+/\d+: (.*)$", prompt, re.M)
-        self.message = summary.group(1) if summary else "commit"
-        paths = prompt_field(prompt, "Paths")
-        self.patterns: list[str] = json.loads(paths) if paths.startswith("[") else []
-        index = INDEX_LINE.findall(prompt) + HUNK_LINE.findall(prompt)
-        self.hunks = [(i, p, k) for i, p, k in index if matches(p, self.patterns)]
+        fields = read_step(prompt)
+        self.message = fields.summary or "commit"
+        self.patterns: list[str] = fields.paths
+        # The prompt's index ("<id> <path> <kind> +a -r ..."), or the whole diff ("hunk <id> <path> (<kind>)").
+        index = diff.read_index(prompt) + diff.read_hunks(prompt)
+        self.hunks = [(h.id, h.path, h.kind) for h in index if matches(h.path, self.patterns)]
         self.ids = [i for i, _, _ in self.hunks]
         first = self.hunks[0][1] if self.hunks else "README"
         self.prefix = first.rsplit("/", 1)[0] + "/" if "/" in first else first

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pygit2
 
-from git_retcon import diff as H
+from git_retcon import diff
 from testing.gitrepo import GitRepo
 
 
@@ -27,11 +27,11 @@ class Rebuild:
     def current(self) -> str:
         return str(self.index.write_tree(self.repo))
 
-    def remaining(self) -> list[H.Hunk]:
-        return H.remaining(self.repo, self.current(), self.target_tree)
+    def remaining(self) -> list[diff.Hunk]:
+        return diff.remaining(self.repo, self.current(), self.target_tree)
 
-    def apply(self, hunks: list[H.Hunk]) -> list[str]:
-        touched = H.apply(self.repo, self.index, self.workdir, hunks)
+    def apply(self, hunks: list[diff.Hunk]) -> list[str]:
+        touched = diff.apply(self.repo, self.index, self.workdir, hunks)
         assert_workdir_matches(self.repo, self.workdir, self.current())
         return touched
 
@@ -52,9 +52,9 @@ def tree_entries(repo: pygit2.Repository, tree_id: str) -> dict[str, tuple[int, 
     def walk(tree: pygit2.Tree, prefix: str) -> None:
         for e in tree:
             path = prefix + e.name
-            if e.filemode == H.MODE_TREE:
+            if e.filemode == diff.MODE_TREE:
                 walk(repo[e.id], path + "/")
-            elif e.filemode == H.MODE_GITLINK:
+            elif e.filemode == diff.MODE_GITLINK:
                 out[path] = (e.filemode, b"")
             else:
                 out[path] = (e.filemode, repo[e.id].data)
@@ -82,10 +82,10 @@ def workdir_entries(workdir: Path) -> dict[str, tuple[int, bytes]]:
             p = Path(root) / f
             rel = (rel_root / f).as_posix()
             if p.is_symlink():
-                out[rel] = (H.MODE_LINK, os.fsencode(os.readlink(p)))
+                out[rel] = (diff.MODE_LINK, os.fsencode(os.readlink(p)))
             else:
                 exe = os.stat(p).st_mode & _stat.S_IXUSR
-                out[rel] = (H.MODE_EXEC if exe else H.MODE_BLOB, p.read_bytes())
+                out[rel] = (diff.MODE_EXEC if exe else diff.MODE_BLOB, p.read_bytes())
     for d in dirs:  # no empty directories left behind
         assert any(k.startswith(d + "/") for k in out), f"empty directory left: {d}"
     return out

@@ -39,8 +39,8 @@ from typing import Any
 import llm
 from llm.parts import Message, TextPart, ToolResultPart
 
-# Ids as read_diff and the prompt show them: abbreviated (4 hex digits or more), or whole.
-ID_LINES = (re.compile(r"^hunk ([0-9a-f]{4,10}) (\S+)", re.M), re.compile(r"^([0-9a-f]{4,10}) (\S+) ", re.M))
+from git_retcon import diff
+from git_retcon.model.prompt import read_step
 
 
 def _texts(messages: list[Message]) -> tuple[str, list[str]]:
@@ -56,11 +56,9 @@ def _texts(messages: list[Message]) -> tuple[str, list[str]]:
 
 
 def step_keys(prompt: str) -> list[str]:
-    m = re.search(r"^(?:Commit|Chunk|Part) (\d+)/\d+", prompt, re.M)
-    k = m.group(1) if m else "?"
-    s = re.search(r"^Step: ([\w-]+)(?: \(attempt (\d+)\))?", prompt, re.M)
-    step = s.group(1) if s else "extract"
-    attempt = s.group(2) if s and s.group(2) else "1"
+    fields = read_step(prompt)
+    k = str(fields.k) if fields.k else "?"
+    step, attempt = fields.step, str(fields.attempt)
     return [f"{k}/{step}/{attempt}", f"{k}/{step}", f"*/{step}/{attempt}", f"*/{step}",
             f"{step}/{attempt}", step]
 
@@ -125,7 +123,8 @@ class ScriptedModel(llm.Model):
         script = json.loads(Path(os.environ["RETCON_SCRIPT"]).read_text())
         turns: list[dict[str, Any]] = next((script[k] for k in step_keys(user) if k in script), [])
         play = turns[turn] if turn < len(turns) else {"text": "I have nothing more to do."}
-        seen = [(h, p) for text in [user, *results] for rx in ID_LINES for h, p in rx.findall(text)]
+        # Ids as read_diff and the prompt show them: abbreviated (4 hex digits or more), or whole.
+        seen = [(h.id, h.path) for text in [user, *results] for h in diff.read_hunks(text) + diff.read_index(text)]
         chars = sum(len(getattr(p, "text", "") or getattr(p, "output", "") or "") for m in messages for p in m.parts)
         # What a backend sends besides the messages: the answer's schema, the tools' definitions.
         chars += len(json.dumps(prompt.schema)) if prompt.schema else 0

@@ -8,7 +8,7 @@ import pygit2
 import pytest
 
 from bench import selections as S
-from git_retcon import diff as H
+from git_retcon import diff
 from git_retcon.diff.select import compact, numbered
 
 # Few distinct lines, so that diffs have repeated lines to align (blank lines, `): ...`).
@@ -27,8 +27,8 @@ def _tree(pr: pygit2.Repository, data: bytes | None) -> str:
     return str(tb.write())
 
 
-def _hunks(pr: pygit2.Repository, w: bytes | None, s: bytes) -> list[H.Hunk]:
-    return [h for h in H.remaining(pr, _tree(pr, w), _tree(pr, s)) if h.kind in ("modify", "add")]
+def _hunks(pr: pygit2.Repository, w: bytes | None, s: bytes) -> list[diff.Hunk]:
+    return [h for h in diff.remaining(pr, _tree(pr, w), _tree(pr, s)) if h.kind in ("modify", "add")]
 
 
 def _text(rng: random.Random, n: int) -> bytes:
@@ -49,14 +49,14 @@ def test_a_selection_of_the_remaining_hunks_is_found_and_makes_the_state(pr):
         chosen = [(h, frozenset(x for x in range(1, sum(map(len, numbered(h))) + 1) if rng.random() < 0.5))
                   for h in hunks]
         chosen = [(h, n) for h, n in chosen if n]
-        t = S.splice(w or b"", [H.select(h, n) for h, n in chosen])
+        t = S.splice(w or b"", [diff.select(h, n) for h, n in chosen])
         found = S.cheapest(w or b"", t, hunks, lambda h: 10)
         assert found is not None, (w, s, t)
-        assert S.splice(w or b"", [H.select(h, n) for h, n in found]) == t
+        assert S.splice(w or b"", [diff.select(h, n) for h, n in found]) == t
         assert _cost(found) <= _cost(chosen)        # the cheapest to name
         # The nearest selection of a state that is one is that state.
         near = S.nearest(w or b"", t, hunks)
-        assert near is not None and S.splice(w or b"", [H.select(h, n) for h, n in near]) == t
+        assert near is not None and S.splice(w or b"", [diff.select(h, n) for h, n in near]) == t
 
 
 def test_whole_hunks_only_when_asked(pr):
@@ -78,7 +78,7 @@ def test_a_state_that_is_no_selection_gets_the_nearest_one(pr):
     assert S.cheapest(w, t, hunks, lambda h: 10) is None
     near = S.nearest(w, t, hunks)
     assert near is not None
-    assert S.splice(w, [H.select(h, n) for h, n in near]) == t.replace(b"INVENTED\n", b"")
+    assert S.splice(w, [diff.select(h, n) for h, n in near]) == t.replace(b"INVENTED\n", b"")
 
 
 def test_naming_takes_exactly_the_items_and_costs_least_of_every_choice_of_paths():
@@ -93,7 +93,7 @@ def test_naming_takes_exactly_the_items_and_costs_least_of_every_choice_of_paths
     rng = random.Random(5)
     files = ["a.py", "src/b.py", "src/c.py", "src/lib/d.py", "src/lib/e.py", "docs/f.md"]
     for n in range(200):
-        hs = [H.Hunk(id=f"{rng.getrandbits(40):010x}", path=p, kind="modify")
+        hs = [diff.Hunk(id=f"{rng.getrandbits(40):010x}", path=p, kind="modify")
               for p in files for _ in range(rng.randint(0, 3))]
         if not hs:
             continue
@@ -101,9 +101,9 @@ def test_naming_takes_exactly_the_items_and_costs_least_of_every_choice_of_paths
         items = [h.id if fate[h.id] == "whole" else f"{h.id}:1-2" for h in hs if fate[h.id] != "none"]
         if not items:
             continue
-        names = H.short_ids(h.id for h in hs)
+        names = diff.short_ids(h.id for h in hs)
         written = S.naming(items, hs, names)
-        got, _ = H.expand(H.parse_items(written), hs, lambda p: p)
+        got, _ = diff.expand(diff.parse_items(written), hs, lambda p: p)
         want = {h.id: (None if fate[h.id] == "whole" else frozenset({1, 2})) for h in hs if fate[h.id] != "none"}
         assert {i.id: i.lines for i in merge(got)} == want, (n, written)
         # No choice of paths (each with its exclusions) is cheaper.

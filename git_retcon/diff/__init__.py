@@ -1,7 +1,8 @@
 """The remaining diff as hunks with stable ids, their exact application, and their text.
 
 hunk.py (the Hunk type, ids, modes) < remaining.py (tree to tree) and apply.py (to the
-worktree and index) < render.py (read_diff's pages, the prompts' index). The names below
+worktree and index) < render.py (read_diff's pages) < index.py (the prompts' index, the
+brief's candidate lines); each text form has its reader beside its writer. The names below
 are the package's public face: `from git_retcon import diff` then `diff.remaining(...)`.
 """
 from git_retcon.diff.apply import apply
@@ -14,12 +15,21 @@ from git_retcon.diff.hunk import (
     MODE_TREE,
     Edit,
     Hunk,
+    HunkKind,
     split_lines,
 )
 from git_retcon.diff.ids import expand, lookup, names_of, short_ids, shorten
-from git_retcon.diff.index import ASSIGNED_BUDGET, assigned_text, index_lines
+from git_retcon.diff.index import (
+    ASSIGNED_BUDGET,
+    assigned_text,
+    candidate_line,
+    index_lines,
+    read_assigned,
+    read_candidates,
+    read_index,
+)
 from git_retcon.diff.remaining import RemainingDiff, remaining
-from git_retcon.diff.render import render, stat, whole
+from git_retcon.diff.render import Shown, read_hunks, read_page, render, stat, whole
 from git_retcon.diff.select import Item, SelectionError, parse_items, resolve, select, selectable
 
 __all__ = [
@@ -33,15 +43,23 @@ __all__ = [
     "MODE_TREE",
     "Edit",
     "Hunk",
+    "HunkKind",
     "Item",
     "SelectionError",
+    "Shown",
     "apply",
     "assigned_text",
+    "candidate_line",
     "expand",
     "index_lines",
     "lookup",
     "names_of",
     "parse_items",
+    "read_assigned",
+    "read_candidates",
+    "read_hunks",
+    "read_index",
+    "read_page",
     "remaining",
     "render",
     "resolve",

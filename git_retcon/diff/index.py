@@ -1,13 +1,15 @@
 """The remaining diff as a prompt's index: one line per hunk, per file or per directory, the
-longest that fits the budget; and the `Assigned hunks:` value. read_diff's text is render.py's."""
+longest that fits the budget; the `Assigned hunks:` value; and the rework brief's candidate
+lines. read_diff's text is render.py's. Each form has its reader here, beside its writer."""
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable
 
-from git_retcon.diff.hunk import MODE_GITLINK, Hunk, is_text_entry, split_lines
+from git_retcon.diff.hunk import KINDS, MODE_GITLINK, Hunk, is_text_entry, split_lines
 from git_retcon.diff.ids import names_of
-from git_retcon.diff.render import PATH, PerHunk, decode, describe_entry, fit, summary_text
+from git_retcon.diff.render import PATH, PerHunk, Shown, decode, describe_entry, fit, summary_text
 from git_retcon.diff.sums import Sums
 
 
@@ -106,11 +108,15 @@ def _names(hunks: list[Hunk], short: bool) -> dict[str, str]:
     return names_of(hunks) if short else {h.id: h.id for h in hunks}
 
 
+def _counted(h: Hunk) -> str:
+    """A hunk after its id in the index and the brief: path, kind, lines added and removed."""
+    return f"{h.path} {h.kind} +{h.added_lines} -{h.removed_lines}"
+
+
 # A hunk's index line after its id (the id as shown depends on the other hunks): worked out
 # once per hunk, not at every step's prompt. The whole line's rstrip is this part's: the kind
 # is never blank.
-_INDEX_LINE: PerHunk[str] = PerHunk(lambda h: (
-    f"{h.path} {h.kind} +{h.added_lines} -{h.removed_lines} {_trim(_first_change(h))}".rstrip()))
+_INDEX_LINE: PerHunk[str] = PerHunk(lambda h: f"{_counted(h)} {_trim(_first_change(h))}".rstrip())
 
 
 ASSIGNED_BUDGET = 12000
@@ -144,3 +150,30 @@ def assigned_text(ids: list[str], remaining: list[Hunk]) -> str:
         text += (f" ({len(ids) - len(live)} of the {len(ids)} planned are no longer in the remaining "
                  "diff: applied already, or changed since the plan)")
     return text
+
+
+def candidate_line(shown_id: str, h: Hunk, reason: str) -> str:
+    """One candidate hunk of the rework brief: the id as shown, the hunk, why it is one."""
+    return f"  {shown_id} {_counted(h)}: {reason}"
+
+
+# The reader's side. A path may hold spaces: the kind, one of KINDS, ends it.
+_KIND = "|".join(KINDS)
+_INDEX_ENTRY = re.compile(rf"^(?P<id>[0-9a-f]{{4,40}}) (?P<path>.+?) (?P<kind>{_KIND}) \+\d+ -\d+(?: |$)", re.M)
+_CANDIDATE = re.compile(rf"^  (?P<id>[0-9a-f]{{4,40}}) (?P<path>.+?) (?P<kind>{_KIND}) \+\d+ -\d+: (?P<why>.*)$",
+                        re.M)
+
+
+def read_index(text: str) -> list[Shown]:
+    """The hunks an index of one line per hunk names (index_lines' first form), in order."""
+    return [Shown(m["id"], m["path"], m["kind"]) for m in _INDEX_ENTRY.finditer(text)]
+
+
+def read_candidates(text: str) -> list[tuple[Shown, str]]:
+    """The rework brief's candidate hunks, with the reason each was named."""
+    return [(Shown(m["id"], m["path"], m["kind"]), m["why"]) for m in _CANDIDATE.finditer(text)]
+
+
+def read_assigned(value: str) -> list[str]:
+    """The ids of an `Assigned hunks:` value, as shown (the remarks in parentheses left out)."""
+    return [w for w in value.split("(")[0].split() if re.fullmatch(r"[0-9a-f]{4,40}", w)]

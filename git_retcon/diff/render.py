@@ -1,12 +1,15 @@
 """The remaining diff as read_diff shows it: each hunk's block with numbered lines, pages within a
 budget, the path filter, the whole diff for a prompt; and the counts and per-hunk cache the
-prompt's index (index.py) shares."""
+prompt's index (index.py) shares. `read_hunks` and `read_page` read that text back, for the
+models that drive the tools from it (retcon-paths, the test models): the wording has one
+writer and one reader, side by side."""
 from __future__ import annotations
 
 import operator
+import re
 import weakref
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from git_retcon.diff.hunk import (
     MODE_GITLINK,
@@ -110,7 +113,7 @@ def _edit_block(old_start: int, old_n: int, new_start: int, new_n: int, removed:
 
 def _block(h: Hunk, shown: str) -> list[str]:
     """A hunk as lines of text: the id line (the id as shown), a header, then the body."""
-    lines = [f"hunk {shown} {h.path} ({h.kind})"]
+    lines = [_HEAD.format(id=shown, path=h.path, kind=h.kind)]
     if h.kind == "modify":
         lines.append(f"@@ -{h.old_start},{h.old_lines} +{h.new_start},{h.new_lines} @@")
         lines += _numbered(h.removed, h.added)
@@ -259,3 +262,39 @@ def whole(hunks: list[Hunk], budget: int) -> str | None:
             return None
     text = render(hunks, budget=budget)
     return text if text.partition("\n")[0].endswith("; page 1 of 1") else None
+
+
+# -- reading it back -------------------------------------------------------------------
+
+_HEAD = "hunk {id} {path} ({kind})"
+_HEAD_LINE = re.compile(r"^hunk (?P<id>[0-9a-f]{4,40}) (?P<path>.+) \((?P<kind>[a-z]+)\)$")
+_NUMBERED = re.compile(r"^ *\d+ [-+]")
+_PAGE = re.compile(r"^Remaining diff: .*; page (\d+) of (\d+)", re.M)
+
+
+class Shown(NamedTuple):
+    """A hunk as a text shows it: its id as shown (abbreviated or whole), its path and kind,
+    and how many of its lines are numbered for a selection (`id:LINES`)."""
+
+    id: str
+    path: str
+    kind: str
+    numbered: int = 0
+
+
+def read_hunks(text: str) -> list[Shown]:
+    """The hunks a read_diff answer (or a prompt carrying the whole diff) shows, in order."""
+    out: list[Shown] = []
+    for line in text.splitlines():
+        m = _HEAD_LINE.match(line)
+        if m:
+            out.append(Shown(m["id"], m["path"], m["kind"]))
+        elif out and _NUMBERED.match(line):
+            out[-1] = out[-1]._replace(numbered=out[-1].numbered + 1)
+    return out
+
+
+def read_page(text: str) -> tuple[int, int] | None:
+    """(page, pages) of a read_diff answer; None for one that shows no page."""
+    m = _PAGE.search(text)
+    return (int(m.group(1)), int(m.group(2))) if m else None

@@ -22,12 +22,10 @@ from typing import Any
 import llm
 from llm.parts import Message, TextPart, ToolCallPart, ToolResultPart
 
-HUNK_LINE = re.compile(r"^hunk ([0-9a-f]{4,10}) (.+) \((\w+)\)", re.M)
-PAGE_LINE = re.compile(r"page (\d+) of (\d+)")
+from git_retcon import diff
+from git_retcon.model.prompt import StepPrompt, read_step
+
 GLOB_CHARS = re.compile(r"[*?\[]")
-HUNK_ID = re.compile(r"^[0-9a-f]{4,10}$")   # as shown: abbreviated, or whole
-# A candidate line of the rework brief: "  <id> <path> <kind> +a -r: <reason>".
-CANDIDATE_LINE = re.compile(r"^  ([0-9a-f]{4,10}) (.+) (\w+) \+\d+ -\d+: (.+)$", re.M)
 
 
 def user_text(messages: list[Message]) -> str:
@@ -55,11 +53,6 @@ def tool_exchanges(messages: list[Message]) -> list[tuple[str, dict[str, Any], s
     return [(calls[k][0], calls[k][1], results.get(k, "")) for k in order]
 
 
-def field(prompt: str, name: str) -> str:
-    m = re.search(rf"^{name}: (.*)$", prompt, re.M)
-    return m.group(1).strip() if m else ""
-
-
 def matches(path: str, patterns: list[str]) -> bool:
     """fnmatch globs (`*` crosses directories); a plain name also matches what lies under it."""
     for pat in patterns:
@@ -85,39 +78,34 @@ def prefixes(patterns: list[str]) -> list[str]:
 
 def next_call(prompt: str, done: list[tuple[str, dict[str, Any], str]]) -> tuple[str, dict[str, Any]] | None:
     """The whole policy: which tool to call next, from the prompt and the calls so far."""
-    summary = re.sub(r"^Commit \d+/\d+: ", "", prompt.splitlines()[0]) if prompt else "changes"
     if done and done[-1][0] in ("create_commit", "stuck") and not done[-1][2].startswith("Error"):
         return None
-    if field(prompt, "Step").startswith("fix"):
-        return fix_call(prompt, done)
-    try:
-        patterns = json.loads(field(prompt, "Paths"))
-    except ValueError:
-        patterns = None
-    if not isinstance(patterns, list):
-        patterns = []
+    fields = read_step(prompt)
+    if fields.step == "fix":
+        return fix_call(fields, done)
+    patterns = fields.paths
     # The ids listed before any "(...)" remark are live hunks of the remaining diff.
-    assigned = [w for w in field(prompt, "Assigned hunks").split("(")[0].split() if HUNK_ID.match(w)]
+    assigned = diff.read_assigned(fields.assigned)
     if not patterns and not assigned:
         return "stuck", {"summary": "retcon-paths needs `paths` globs or assigned `hunks` for this commit "
                          "in the spec: add them (git retcon spec edit), or use a model that reads hints"}
     # Read every page of the diff under each prefix, then apply what matches.
-    wanted = prefixes([str(p) for p in patterns])
+    wanted = prefixes(patterns)
     reads = [(args.get("path", ""), args.get("page", 1), out) for name, args, out in done if name == "read_diff"]
     for prefix in wanted:
         mine = [(page, out) for path, page, out in reads if path == prefix]
         if not mine:
             return "read_diff", {"path": prefix, "page": 1}
         page, out = mine[-1]
-        m = PAGE_LINE.search(out)
-        if m and int(m.group(1)) < int(m.group(2)):
-            return "read_diff", {"path": prefix, "page": int(m.group(1)) + 1}
+        shown = diff.read_page(out)
+        if shown and shown[0] < shown[1]:
+            return "read_diff", {"path": prefix, "page": shown[0] + 1}
     if not any(name == "apply_hunks" for name, _, _ in done):
         ids = list(assigned)
         for _, _, out in reads:
-            for hid, path, _kind in HUNK_LINE.findall(out):
-                if matches(path, patterns) and hid not in ids:
-                    ids.append(hid)
+            for h in diff.read_hunks(out):
+                if matches(h.path, patterns) and h.id not in ids:
+                    ids.append(h.id)
         if not ids:
             return "stuck", {"summary": f"no remaining hunk matches this commit's paths {patterns}: nothing is "
                              "left for it (misspelt paths, or an earlier commit or fix took it all)"}
@@ -125,22 +113,21 @@ def next_call(prompt: str, done: list[tuple[str, dict[str, Any], str]]) -> tuple
     name, _, out = done[-1]
     if name == "apply_hunks" and out.startswith("Error"):
         return "stuck", {"summary": f"applying the hunks under {patterns} failed: {out}"}
-    return "create_commit", {"message": summary}
+    return "create_commit", {"message": fields.summary or "changes"}
 
 
 def candidates(brief: str) -> list[tuple[str, str, str]]:
     """(hunk id, path, reason) of the brief's candidate hunks: the defining ones
     (a definition of a missing name, the imports beside it, a missing module) if
     there are any, else those that only touch a failing file."""
-    found = [(hid, path, reason) for hid, path, _kind, reason in CANDIDATE_LINE.findall(brief)]
+    found = [(h.id, h.path, reason) for h, reason in diff.read_candidates(brief)]
     defining = [c for c in found if not c[2].startswith("touches the failing file")]
     return defining or found
 
 
-def fix_call(prompt: str, done: list[tuple[str, dict[str, Any], str]]) -> tuple[str, dict[str, Any]]:
+def fix_call(fields: StepPrompt, done: list[tuple[str, dict[str, Any], str]]) -> tuple[str, dict[str, Any]]:
     """A fix step: take the brief's candidate hunks, commit them."""
-    m = re.search(r"<brief>\n?(.*?)\n?</brief>", prompt, re.S)
-    brief = m.group(1).strip() if m else "the commit does not pass"
+    brief = fields.brief or "the commit does not pass"
     chosen = candidates(brief)
     if not chosen:
         return "stuck", {"summary": "retcon-paths takes the rework brief's candidate hunks, and the brief "

@@ -15,8 +15,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
-from string import Template
 
 import llm
 
@@ -29,11 +27,6 @@ from git_retcon.model.textcalls import written_calls
 from git_retcon.model.tools import TOOL_NAMES, Halt, Session
 
 DEFAULT_CHAIN_LIMIT = 40
-
-
-def template(name: str) -> Template:
-    """A prompt template shipped in the wheel (prompts/, as git_retcon.prompts)."""
-    return Template(resources.files("git_retcon.prompts").joinpath(name).read_text("utf-8"))
 
 
 @dataclass

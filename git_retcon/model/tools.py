@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import llm
 
-from git_retcon import diff as hunks
+from git_retcon import diff
 from git_retcon.errors import RetconError, machine_error
 from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.message import fix_message
@@ -55,7 +55,7 @@ class Session:
     fixup_of: str | None = None                   # fix commits as `fixup! <this subject>` (spec wip = "fixup")
     outcome: StepOutcome | None = None            # set by create_commit or stuck: the step has ended
     # The run's remaining diff, kept up to date path by path across steps.
-    diff: hunks.RemainingDiff | None = None
+    remaining_diff: diff.RemainingDiff | None = None
     steering: Steering = field(init=False)        # the step's error budget
     applied: dict[str, str] = field(default_factory=dict)   # hunks this step applied whole: id -> path
 
@@ -64,10 +64,10 @@ class Session:
 
     # -- helpers -----------------------------------------------------------
 
-    def remaining(self) -> list[hunks.Hunk]:
-        if self.diff is None:
-            self.diff = hunks.RemainingDiff(self.wt.repo, self.source_tree)
-        return self.diff.at(self.wt.tree())
+    def remaining(self) -> list[diff.Hunk]:
+        if self.remaining_diff is None:
+            self.remaining_diff = diff.RemainingDiff(self.wt.repo, self.source_tree)
+        return self.remaining_diff.at(self.wt.tree())
 
     def _open(self) -> None:
         if self.outcome is not None:
@@ -95,7 +95,7 @@ class Session:
         while text.startswith("./"):
             text = text[2:].lstrip("/")
         text = undiffed(text, lambda p: os.path.lexists(self.wt.path / p) or bool(
-            hunks.lookup(self.remaining()).covered(p)))
+            diff.lookup(self.remaining()).covered(p)))
         if text.startswith("/"):
             root = str(self.wt.path.resolve())
             norm = posixpath.normpath(text)
@@ -127,7 +127,7 @@ class Session:
         prefix = self.path(path) if path.strip() else ""
         if prefix == ".":
             prefix = ""
-        return hunks.render(self.remaining(), path_prefix=prefix, page=page, budget=READ_BUDGET)
+        return diff.render(self.remaining(), path_prefix=prefix, page=page, budget=READ_BUDGET)
 
     def apply_hunks(self, hunk_ids: list[str]) -> str:
         """Apply source hunks to the worktree, exactly. An item is a path (a file or a directory: every
@@ -137,33 +137,33 @@ class Session:
         ['src/', '-3f2a', '8e01:1-4']. All items apply or none."""
         self._open()
         try:
-            items = hunks.parse_items([i.strip().strip("[]'\"") for i in hunk_ids if i.strip()])
-        except hunks.SelectionError as exc:
+            items = diff.parse_items([i.strip().strip("[]'\"") for i in hunk_ids if i.strip()])
+        except diff.SelectionError as exc:
             raise ToolError(f"{exc}; nothing was applied", "id") from None
         if not items:
             raise ToolError("hunk_ids is empty: pass a list of hunk ids or paths from read_diff", "id")
         before = self.remaining()
-        look = hunks.lookup(before)     # read_diff's: ids, names and paths indexed once per remaining diff
+        look = diff.lookup(before)     # read_diff's: ids, names and paths indexed once per remaining diff
         names = look.names
         try:
-            items, remarks = hunks.expand(items, before, self.path)
-        except hunks.SelectionError as exc:
+            items, remarks = diff.expand(items, before, self.path)
+        except diff.SelectionError as exc:
             again = applied_already([it.key or it.id for it in items], self.applied,
                                     {names[h.id]: h.path for h in before})
             raise ToolError(f"{exc}; nothing was applied." + (again or " Ids change only when a hunk's content "
                             "does: call read_diff for the current ones"), "id") from None
         by_id = look.by_id
         try:
-            chosen = hunks.resolve(items, by_id)
-        except hunks.SelectionError as exc:
-            raise ToolError(f"{hunks.shorten(str(exc), names)}; nothing was applied: read_diff numbers each "
+            chosen = diff.resolve(items, by_id)
+        except diff.SelectionError as exc:
+            raise ToolError(f"{diff.shorten(str(exc), names)}; nothing was applied: read_diff numbers each "
                             "hunk's lines") from None
         self.wt.edited = True   # even a failed apply may have written files: reset before a build
         try:
-            touched = hunks.apply(self.wt.repo, self.wt.index, self.wt.path, chosen)
+            touched = diff.apply(self.wt.repo, self.wt.index, self.wt.path, chosen)
         except ValueError as exc:
             self.wt.exact = False   # files may differ from the index now
-            raise ToolError(f"{hunks.shorten(str(exc), names)}; nothing was applied: call read_diff") from None
+            raise ToolError(f"{diff.shorten(str(exc), names)}; nothing was applied: call read_diff") from None
         self.wt.index_changed(touched)
         self.applied.update((h.id, h.path) for h in chosen if h.id in by_id)
         left = self.remaining()
@@ -172,7 +172,7 @@ class Session:
                 + f" to {len(touched)} files: {', '.join(touched[:20])}. {len(left)} hunks remain.")
         if parts:
             # The rest of a hunk taken in part has a new id (ids hash content): name it, as read_diff will.
-            shown = hunks.names_of(left)
+            shown = diff.names_of(left)
             rest = [h for h in left if h.id not in by_id and h.path in {p.path for p in parts}]
             text += (" What is left of the hunks taken in part: "
                      + (", ".join(f"{shown[h.id]} ({h.path})" for h in rest[:20]) if rest else "nothing")
@@ -302,7 +302,7 @@ class Session:
                 there = True        # refused (outside the worktree, say): the refusal is the answer
             if there:
                 raise
-            look = hunks.lookup(self.remaining())
+            look = diff.lookup(self.remaining())
             adds = [h for h in look.covered(rel) if h.path == rel and h.kind in ("add", "rename")]
             if not adds:
                 raise
@@ -368,6 +368,7 @@ def _checked(name: str, fn: Callable[..., object]) -> Callable[..., object]:
     return call
 
 
+# Process-wide: every step's Session has the same ten tools (name -> description, schema).
 _SCHEMAS: dict[str, tuple[str | None, dict[str, Any]]] = {}
 
 

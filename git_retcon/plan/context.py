@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pygit2
 
-from git_retcon import diff as hunkmod
+from git_retcon import diff
 from git_retcon.diff.hunk import Hunk
 
 LABEL_CHARS = 300     # a chunk's label, at most
@@ -96,7 +96,7 @@ def overview(hunks: list[Hunk], budget: int) -> str:
 
 def index_line_costs(hunks: list[Hunk]) -> dict[str, int]:
     """Characters each hunk's line takes in diff.index_lines, newline included."""
-    return {h.id: len(hunkmod.index_lines([h], budget=10 ** 6)) + 1 for h in hunks}
+    return {h.id: len(diff.index_lines([h], budget=10 ** 6)) + 1 for h in hunks}
 
 
 def split(hunks: list[Hunk], cost: dict[str, int], chars: int, ids: int) -> list[tuple[str, list[Hunk]]]:

@@ -21,12 +21,12 @@ from typing import TypeVar
 import llm
 import pygit2
 
-from git_retcon import diff as hunkmod
+from git_retcon import diff
 from git_retcon.diff.hunk import Hunk
 from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import fork_point
 from git_retcon.model.logs import ExchangeLog
-from git_retcon.model.step import template
+from git_retcon.model.prompt import template
 from git_retcon.plan.answers import Entry, check
 from git_retcon.plan.ask import Asker, Limits, Tally
 from git_retcon.plan.bulk import Bulk, classify, describe_all, owner_by_rule
@@ -106,14 +106,14 @@ class Planner:
         req = self.request
         fork = fork_point(self.repo, req.source, req.remote, ONTO_FIX)
         src, rem, base = fork.source, fork.remote, fork.base
-        everything = hunkmod.remaining(self.repo, str(base.tree_id), str(src.tree_id))
+        everything = diff.remaining(self.repo, str(base.tree_id), str(src.tree_id))
         if not everything:
             raise RetconError(f"'{req.source}' has no changes that '{req.remote}' lacks: nothing to plan")
         self.by_id = {h.id: h for h in everything}
         self.bulk = classify(self.repo, src.tree, base.tree, everything)
         normal = [h for h in everything if h.path not in self.bulk]
         budget = self.limits.prompt_chars
-        files, added, removed = hunkmod.stat(normal)
+        files, added, removed = diff.stat(normal)
         self.values = {
             "source": req.source, "remote": req.remote,
             "commits": commits_text(source_commits(self.repo, req.source, req.remote), budget // 8),
@@ -125,7 +125,7 @@ class Planner:
             "stat": f"{len(normal)} hunks in {files} files (+{added} -{removed})",
             "overview": overview(normal, budget // 12),
         }
-        files, added, removed = hunkmod.stat(everything)
+        files, added, removed = diff.stat(everything)
         self.say(f"Remaining diff: {len(everything)} hunks in {files} files (+{added} -{removed}); "
                  f"{len(self.bulk)} lock/generated files assigned by rule.")
         if normal:
@@ -151,7 +151,7 @@ class Planner:
         if (index_chars <= self._room(self._single_prompt("", ""), "commits", False)
                 and len(normal) <= self.limits.max_ids):
             self.say(f"Asking {self.asker.model.model_id} for a plan (1 prompt)...")
-            index = hunkmod.index_lines(normal, budget=index_chars)
+            index = diff.index_lines(normal, budget=index_chars)
             known = {h.id: h.path for h in normal}
             checked = self.asker.ask(
                 lambda attempt: self._single_prompt(attempt, index), "commits", False,
@@ -184,7 +184,7 @@ class Planner:
 
         def one(k: int) -> list[Entry]:
             label, hs = chunks[k]
-            index = hunkmod.index_lines(hs, budget=10 ** 9)
+            index = diff.index_lines(hs, budget=10 ** 9)
             known = {h.id: h.path for h in hs}
             checked = self.asker.ask(
                 lambda attempt: self._chunk_prompt(attempt, k + 1, n, label, index, len(hs)), "groups", False,

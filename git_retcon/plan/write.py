@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pygit2
 
-from git_retcon import diff as hunkmod
+from git_retcon import diff
 from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import clean_env, fork_point, get_tree, git, main_workdir
 from git_retcon.plan.branches import ONTO_FIX, source_commits
@@ -75,7 +75,7 @@ def _blamed_to(repo: pygit2.Repository, c: pygit2.Commit, earlier: list[pygit2.C
     index = {e.id: i for i, e in enumerate(earlier)}
     owners: set[int] = set()
     blames: dict[str, pygit2.Blame] = {}
-    for h in hunkmod.remaining(repo, str(parent.tree_id), str(c.tree_id)):
+    for h in diff.remaining(repo, str(parent.tree_id), str(c.tree_id)):
         if h.kind != "modify":
             return None
         lines = range(h.old_start, h.old_start + h.old_lines) if h.old_lines else [max(h.old_start, 1)]
@@ -119,7 +119,7 @@ def _folded(repo: pygit2.Repository, commits: list[pygit2.Commit],
 
 
 def _owners(repo: pygit2.Repository, commits: list[pygit2.Commit], into: list[int], tip: pygit2.Commit,
-            base: pygit2.Oid | None, everything: list[hunkmod.Hunk]) -> dict[str, int]:
+            base: pygit2.Oid | None, everything: list[diff.Hunk]) -> dict[str, int]:
     """Each remaining hunk's logical commit: whole files go to the first commit that touched
     them, changed lines to the earliest commit that wrote them (git blame), removals to the
     first commit that removed those lines."""
@@ -129,7 +129,7 @@ def _owners(repo: pygit2.Repository, commits: list[pygit2.Commit], into: list[in
         parent = c.parents[0].tree_id if c.parents else None
         if parent is None:
             continue
-        for h in hunkmod.remaining(repo, str(parent), str(c.tree_id)):
+        for h in diff.remaining(repo, str(parent), str(c.tree_id)):
             for p in (h.path, h.old_path):
                 if p:
                     first.setdefault(p, into[i])
@@ -175,7 +175,7 @@ def from_commits(repo: pygit2.Repository, source: str, remote: str, cleaned: str
     fork = fork_point(repo, source, remote, ONTO_FIX)
     tip, base = fork.source, fork.base.id
     base_tree = str(fork.base.tree_id)
-    everything = hunkmod.remaining(repo, base_tree, str(tip.tree_id))
+    everything = diff.remaining(repo, base_tree, str(tip.tree_id))
     into, notes, messages = _folded(repo, commits, base)
     owner = _owners(repo, commits, into, tip, base, everything)
     roots = sorted(set(into))
@@ -207,19 +207,19 @@ def from_commits(repo: pygit2.Repository, source: str, remote: str, cleaned: str
 
 def _touched(repo: pygit2.Repository, c: pygit2.Commit) -> set[str]:
     parent = c.parents[0].tree if c.parents else get_tree(repo, repo.TreeBuilder().write())
-    diff = parent.diff_to_tree(c.tree)
-    diff.find_similar()
-    return {p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)
+    changes = parent.diff_to_tree(c.tree)
+    changes.find_similar()
+    return {p for d in changes.deltas for p in (d.old_file.path, d.new_file.path)
             if d.status != pygit2.enums.DeltaStatus.UNMODIFIED}
 
 
-def _remaining(repo: pygit2.Repository, spec: specmod.Spec) -> list[hunkmod.Hunk]:
+def _remaining(repo: pygit2.Repository, spec: specmod.Spec) -> list[diff.Hunk]:
     """The diff the spec must cover: merge base to source tip."""
     fork = fork_point(repo, spec.source, spec.remote, ONTO_FIX)
-    return hunkmod.remaining(repo, str(fork.base.tree_id), str(fork.source.tree_id))
+    return diff.remaining(repo, str(fork.base.tree_id), str(fork.source.tree_id))
 
 
-def table(repo: pygit2.Repository, spec: specmod.Spec, everything: list[hunkmod.Hunk] | None = None) -> list[str]:
+def table(repo: pygit2.Repository, spec: specmod.Spec, everything: list[diff.Hunk] | None = None) -> list[str]:
     """The commits as a table: files, hunks and lines each takes (by its hunks, else its paths)."""
     from git_retcon.model.paths import matches
 
@@ -233,12 +233,12 @@ def table(repo: pygit2.Repository, spec: specmod.Spec, everything: list[hunkmod.
         if c.paths:
             mine += [h for h in everything if h.id not in taken and h.id not in c.hunks and matches(h.path, c.paths)]
         taken.update(h.id for h in mine)
-        files, added, removed = hunkmod.stat(mine)
+        files, added, removed = diff.stat(mine)
         rows.append(f"  {k + 1:>3}  {files:>5}  {len(mine):>5}  {f'+{added} -{removed}':>13}  {c.summary}")
     return rows
 
 
-def coverage(spec: specmod.Spec, everything: list[hunkmod.Hunk]) -> list[str]:
+def coverage(spec: specmod.Spec, everything: list[diff.Hunk]) -> list[str]:
     """Warnings about the stored assignment: hunks in no commit, in two, or unknown."""
     if not any(c.hunks for c in spec.commits):
         return []
@@ -264,7 +264,7 @@ def coverage(spec: specmod.Spec, everything: list[hunkmod.Hunk]) -> list[str]:
     return out
 
 
-def leftover_comment(left: list[hunkmod.Hunk]) -> str:
+def leftover_comment(left: list[diff.Hunk]) -> str:
     """The hunks the model placed nowhere, as TOML comments under the spec."""
     if not left:
         return ""
@@ -279,8 +279,8 @@ class Proposed:
     """A model's proposal, with what the output and the editor show about it."""
 
     spec: specmod.Spec
-    everything: list[hunkmod.Hunk]
-    leftovers: list[hunkmod.Hunk]
+    everything: list[diff.Hunk]
+    leftovers: list[diff.Hunk]
     keep_model: str | None            # -m, kept in the spec when `run` can use it
     summary: list[str]
 

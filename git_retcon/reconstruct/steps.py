@@ -9,15 +9,16 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from git_retcon import diff as hunks
+from git_retcon import diff
 from git_retcon.diff.sums import Sums
 from git_retcon.git.ids import CommitId, tree_of
 from git_retcon.git.plumbing import get_commit
 from git_retcon.model.args import ToolError
 from git_retcon.model.choose import BUILTIN
 from git_retcon.model.outcome import OverBudget, Proposed, StepKind, Stuck
+from git_retcon.model.prompt import template
 from git_retcon.model.retry import retry_reporter
-from git_retcon.model.step import ModelUnavailable, StepResult, run_step, template
+from git_retcon.model.step import ModelUnavailable, StepResult, run_step
 from git_retcon.model.tools import Session
 from git_retcon.reconstruct.journal import Journal
 from git_retcon.reconstruct.work import Work
@@ -29,15 +30,17 @@ if TYPE_CHECKING:
     from git_retcon.rework import Brief
 
 INDEX_BUDGET = 12000
+# How an extraction prompt introduces the whole remaining diff, when it carries it.
+WHOLE_DIFF_LEAD = "The whole remaining diff, as read_diff() shows it (no need to call it):"
 
 
 def session(w: Work, step: StepKind, parent: CommitId, brief: Brief | None = None) -> Session:
     """The tools' state for one step, whose work goes on parent."""
     if w.run.remaining is None:
-        w.run.remaining = hunks.RemainingDiff(w.run.repo, w.br.source_tree)
+        w.run.remaining = diff.RemainingDiff(w.run.repo, w.br.source_tree)
     fix = step == "fix"
     return Session(
-        wt=w.wt, source_tree=w.br.source_tree, parent=parent, verifier=w.verifier, diff=w.run.remaining,
+        wt=w.wt, source_tree=w.br.source_tree, parent=parent, verifier=w.verifier, remaining_diff=w.run.remaining,
         step=step,
         # create_commit("") in a fix makes `WIP: <the failure's one-line summary>`
         default_message=brief.text.splitlines()[0] if brief is not None and brief.text else "",
@@ -51,14 +54,14 @@ def prompt_values(w: Work, s: Session) -> dict[str, str]:
     with w.run.ui.waiting("Computing diff"):
         remaining = s.remaining()
     # The run's diff keeps its counts up to date: a step does not count every hunk again.
-    sums = s.diff.sums_of(remaining) if s.diff is not None else None
-    files, added, removed = (len(sums.files), sums.added, sums.removed) if sums is not None else hunks.stat(remaining)
+    sums = s.remaining_diff.sums_of(remaining) if s.remaining_diff is not None else None
+    files, added, removed = (len(sums.files), sums.added, sums.removed) if sums is not None else diff.stat(remaining)
     w.run.ui.line(f"Computing diff ({added + removed} lines)...")
     return {
         "k": str(w.k + 1), "n": str(w.n), "summary": c.summary,
         "message": c.message, "hints": c.hints.strip() or "(none)",
         "paths": json.dumps(c.paths) if c.paths else "(none given)",
-        "assigned": hunks.assigned_text(c.hunks, remaining),
+        "assigned": diff.assigned_text(c.hunks, remaining),
         "resolution": resolution_text(c),
         "stat": f"{len(remaining)} hunks in {files} files (+{added} -{removed})",
         # The last commit's extraction calls no model: no prompt to render the diff into.
@@ -66,16 +69,16 @@ def prompt_values(w: Work, s: Session) -> dict[str, str]:
     }
 
 
-def _index(remaining: list[hunks.Hunk], step: StepKind, sums: Sums | None = None) -> str:
+def _index(remaining: list[diff.Hunk], step: StepKind, sums: Sums | None = None) -> str:
     """What the prompt shows of the remaining diff: for an extraction, the whole diff when it is
     short (the model applies from it with no read_diff turn first), else an index of it. A fix
     prompt carries the brief's candidates instead, and the index."""
     if not remaining:
         return "(empty)"
-    text = None if step == "fix" else hunks.whole(remaining, INDEX_BUDGET)
+    text = None if step == "fix" else diff.whole(remaining, INDEX_BUDGET)
     if text is not None:
-        return "The whole remaining diff, as read_diff() shows it (no need to call it):\n" + text
-    return hunks.index_lines(remaining, budget=INDEX_BUDGET, short=True, sums=sums)
+        return WHOLE_DIFF_LEAD + "\n" + text
+    return diff.index_lines(remaining, budget=INDEX_BUDGET, short=True, sums=sums)
 
 
 def resolution_text(commit: specmod.LogicalCommit) -> str:

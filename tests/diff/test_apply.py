@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from git_retcon import diff as H
+from git_retcon import diff
 from testing.rebuild import Rebuild, make, workdir_entries
 
 
@@ -24,7 +24,7 @@ def test_an_apply_that_fails_half_way_changes_neither_index_nor_worktree(repo):
     before_files = workdir_entries(rb.workdir)
 
     with pytest.raises(ValueError) as err:
-        H.apply(rb.repo, rb.index, rb.workdir, hs)
+        diff.apply(rb.repo, rb.index, rb.workdir, hs)
 
     assert rb.current() == before_tree                      # the index did not change
     assert workdir_entries(rb.workdir) == before_files      # nor did a single file
@@ -55,7 +55,7 @@ def test_an_apply_undone_restores_files_modes_and_symlinks_it_had_replaced(repo)
     before_files = workdir_entries(rb.workdir)
 
     with pytest.raises(ValueError, match=r"\(add of m/zz\).*non-empty directory"):
-        H.apply(rb.repo, rb.index, rb.workdir, rb.remaining())
+        diff.apply(rb.repo, rb.index, rb.workdir, rb.remaining())
 
     assert rb.current() == before_tree
     assert workdir_entries(rb.workdir) == before_files

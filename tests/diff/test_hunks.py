@@ -8,7 +8,7 @@ import re
 import pygit2
 import pytest
 
-from git_retcon import diff as H
+from git_retcon import diff
 from testing.gitrepo import GitRepo
 from testing.rebuild import Rebuild, assert_workdir_matches, lines, make, workdir_entries
 
@@ -75,9 +75,9 @@ def test_apply_is_all_or_nothing_and_stale_hunks_raise(repo):
     rb2 = make(rb2_repo, {"f.txt": lines(5)}, {"f.txt": lines(5) + "six\n"})
     ins = rb2.remaining()[0]
     assert ins.removed == b""
-    rb2.index.add(pygit2.IndexEntry("f.txt", rb2.repo.create_blob(b"zero\n" + lines(5).encode()), H.MODE_BLOB))
+    rb2.index.add(pygit2.IndexEntry("f.txt", rb2.repo.create_blob(b"zero\n" + lines(5).encode()), diff.MODE_BLOB))
     with pytest.raises(ValueError, match=f"{ins.id}.*f.txt"):
-        H.apply(rb2.repo, rb2.index, rb2.workdir, [ins])
+        diff.apply(rb2.repo, rb2.index, rb2.workdir, [ins])
 
 
 def test_duplicate_changes_get_unique_stable_ids(repo):
@@ -87,7 +87,7 @@ def test_duplicate_changes_get_unique_stable_ids(repo):
     hs = rb.remaining()
     assert len(hs) == 3 and len({h.id for h in hs}) == 3
     assert all(h.removed == b"x\n" and h.added == b"y\n" for h in hs)
-    assert H.remaining(rb.repo, rb.base_tree, rb.target_tree) == hs  # deterministic
+    assert diff.remaining(rb.repo, rb.base_tree, rb.target_tree) == hs  # deterministic
     rb.apply([hs[1]])
     after = rb.remaining()
     assert [h.id for h in after] == [hs[0].id, hs[1].id]  # ids by order of occurrence
@@ -105,7 +105,7 @@ def test_add_delete_nested_dirs_and_empty_dir_cleanup(repo):
     hs = rb.remaining()
     assert [(h.kind, h.path) for h in hs] == [("delete", "gone/deep/er/x.txt"), ("add", "new/dir/z/n.txt")]
     add = hs[1]
-    assert add.added == b"n1\nn2\n" and add.new_mode == H.MODE_BLOB and add.added_lines == 2
+    assert add.added == b"n1\nn2\n" and add.new_mode == diff.MODE_BLOB and add.added_lines == 2
     assert add.new_oid == str(rb.repo.create_blob(b"n1\nn2\n"))
     assert hs[0].removed_lines == 1
     rb.apply([hs[0]])
@@ -127,7 +127,7 @@ def test_rename_without_and_with_edits(repo):
     assert pure.similarity == 100 and pure.edits == () and (pure.added_lines, pure.removed_lines) == (0, 0)
     assert 50 <= edited.similarity < 100 and (edited.added_lines, edited.removed_lines) == (1, 1)
     assert edited.added == body.replace("line", "bee").replace("bee 7\n", "seven\n").encode()
-    text = H.render(hs)
+    text = diff.render(hs)
     assert "renamed from b.py (" in text and "-bee 7" in text and "+seven" in text
     assert sorted(rb.apply([pure])) == ["new/a.py", "old/a.py"]
     assert not (rb.workdir / "old").exists()
@@ -141,8 +141,8 @@ def test_mode_change_alone_and_with_edits(repo):
               modes={"run.sh": 0o755, "tool.sh": 0o755})
     hs = rb.remaining()
     assert [(h.path, h.kind) for h in hs] == [("run.sh", "mode"), ("tool.sh", "modify"), ("tool.sh", "mode")]
-    assert (hs[0].old_mode, hs[0].new_mode) == (H.MODE_BLOB, H.MODE_EXEC)
-    assert "mode 100644 -> 100755" in H.render(hs)
+    assert (hs[0].old_mode, hs[0].new_mode) == (diff.MODE_BLOB, diff.MODE_EXEC)
+    assert "mode 100644 -> 100755" in diff.render(hs)
     rb.apply([hs[0]])
     assert os.stat(rb.workdir / "run.sh").st_mode & 0o100
     rb.apply([hs[2]])  # the mode of the edited file, before its content
@@ -163,7 +163,7 @@ def test_no_final_newline_on_either_side(repo):
     hs = rb.remaining()
     drop = next(h for h in hs if h.path == "drop.txt")
     assert (drop.removed, drop.added) == (b"b\n", b"b")
-    assert "\\ No newline at end of file" in H.render([drop])
+    assert "\\ No newline at end of file" in diff.render([drop])
     add = next(h for h in hs if h.path == "add.txt")
     assert (add.removed, add.added) == (b"b", b"b\n")
     rb.finish()
@@ -204,7 +204,7 @@ def test_binary_files(repo):
         ("becomes.bin", "binary"), ("gone.bin", "delete"), ("img.bin", "binary"), ("new.bin", "add")]
     img = hs[2]
     assert img.added == blob1[::-1] and img.old_size == len(blob1) and img.removed_lines == 0
-    text = H.render(hs)
+    text = diff.render(hs)
     assert "2560 bytes -> " in text and "new binary file" in text
     rb.apply([img])
     assert (rb.workdir / "img.bin").read_bytes() == blob1[::-1]
@@ -232,7 +232,7 @@ def test_symlinks_and_type_changes(repo):
     assert kinds == {"link": "delete", "newlink": "add", "retarget": "binary", "was_file": "binary",
                      "was_link": "binary"}
     ret = next(h for h in hs if h.path == "retarget")
-    assert (ret.old_mode, ret.new_mode, ret.added) == (H.MODE_LINK, H.MODE_LINK, b"other.txt")
+    assert (ret.old_mode, ret.new_mode, ret.added) == (diff.MODE_LINK, diff.MODE_LINK, b"other.txt")
     rb.apply([next(h for h in hs if h.path == "was_file")])
     assert os.readlink(rb.workdir / "was_file") == "other.txt"
     rb.finish()
@@ -261,7 +261,7 @@ def test_empty_files(repo):
     assert [(h.path, h.kind) for h in hs] == [
         ("del_empty", "delete"), ("from_empty", "modify"), ("new_empty", "add"), ("to_empty", "modify")]
     assert next(h for h in hs if h.path == "from_empty").old_start == 0
-    assert "new file mode 100644, 0 lines" in H.render(hs)
+    assert "new file mode 100644, 0 lines" in diff.render(hs)
     rb.finish()
     assert (rb.workdir / "new_empty").read_bytes() == b""
     assert (rb.workdir / "to_empty").read_bytes() == b""
@@ -284,7 +284,7 @@ def test_order_and_stat(repo):
     hs = rb.remaining()
     assert [h.path for h in hs] == ["a/a.txt", "b.txt", "b.txt", "c.txt"]
     assert hs[1].old_start < hs[2].old_start
-    assert H.stat(hs) == (3, 1 + 1 + 2 + 2, 2)
+    assert diff.stat(hs) == (3, 1 + 1 + 2 + 2, 2)
 
 
 # ---------------------------------------------------------------------------
@@ -351,7 +351,7 @@ def test_random_subsets_over_rounds_reach_the_target_exactly(repo, tmp_path):
         def build(files: dict[str, bytes]) -> str:
             idx = pygit2.Index()
             for p, data in files.items():
-                idx.add(pygit2.IndexEntry(p, pr.create_blob(data), H.MODE_BLOB))
+                idx.add(pygit2.IndexEntry(p, pr.create_blob(data), diff.MODE_BLOB))
             return str(idx.write_tree(pr))
 
         base_tree, target_tree = build(base_files), build(target_files)
@@ -362,7 +362,7 @@ def test_random_subsets_over_rounds_reach_the_target_exactly(repo, tmp_path):
             (workdir / p).parent.mkdir(parents=True, exist_ok=True)
             (workdir / p).write_bytes(data)
 
-        hs = H.remaining(pr, base_tree, target_tree)
+        hs = diff.remaining(pr, base_tree, target_tree)
         ids = {h.id for h in hs}
         assert len(ids) == len(hs), f"case {case}: duplicate ids"
         rounds = 0
@@ -370,16 +370,16 @@ def test_random_subsets_over_rounds_reach_the_target_exactly(repo, tmp_path):
             rounds += 1
             assert rounds < 100, f"case {case}: no progress"
             subset = [h for h in hs if rng.random() < 0.35] or [rng.choice(hs)]
-            H.apply(pr, index, workdir, subset)
+            diff.apply(pr, index, workdir, subset)
             current = str(index.write_tree(pr))
             assert_workdir_matches(pr, workdir, current)
-            hs = H.remaining(pr, current, target_tree)
+            hs = diff.remaining(pr, current, target_tree)
             new_ids = {h.id for h in hs}
             assert len(new_ids) == len(hs), f"case {case}: duplicate ids"
             assert new_ids <= ids, f"case {case} round {rounds}: ids changed: {new_ids - ids}"
             ids = new_ids
         assert str(index.write_tree(pr)) == target_tree, f"case {case}"
-        assert workdir_entries(workdir) == {p: (H.MODE_BLOB, d) for p, d in target_files.items()}
+        assert workdir_entries(workdir) == {p: (diff.MODE_BLOB, d) for p, d in target_files.items()}
 
 
 # ---------------------------------------------------------------------------
@@ -404,47 +404,47 @@ def test_render_pages_within_budget_and_covers_every_hunk_once(repo):
     hs = rb.remaining()
     assert len(hs) == 30 * 6 + 1
     budget = 3000
-    first = H.render(hs, budget=budget)
+    first = diff.render(hs, budget=budget)
     head = first.splitlines()[0]
-    files, added, removed = H.stat(hs)
+    files, added, removed = diff.stat(hs)
     assert head.startswith(f"Remaining diff: {len(hs)} hunks in {files} files (+{added} -{removed} lines); page 1 of ")
     pages = int(head.rsplit(" ", 1)[1])
     assert pages > 1
     seen = []
     for p in range(1, pages + 1):
-        text = H.render(hs, page=p, budget=budget)
+        text = diff.render(hs, page=p, budget=budget)
         assert len(text) <= budget
         assert text.splitlines()[0].endswith(f"page {p} of {pages}")
         seen += [line.split()[1] for line in text.splitlines() if line.startswith("hunk ")]
     # Each id as its shortest prefix among all the remaining hunks (at least 4 hex digits, with a
     # letter when shorter than 6).
-    names = H.short_ids(h.id for h in hs)
+    names = diff.short_ids(h.id for h in hs)
     assert seen == [names[h.id] for h in hs]
     assert all((len(s) >= 6 or (len(s) >= 4 and not s.isdigit())) and h.id.startswith(s)
                for s, h in zip(seen, hs, strict=True))
     assert len(set(seen)) == len(hs)
-    out = H.render(hs, page=pages + 1, budget=budget)
+    out = diff.render(hs, page=pages + 1, budget=budget)
     assert "out of range" in out and f"1 to {pages}" in out
-    assert "out of range" in H.render(hs, page=0, budget=budget)
+    assert "out of range" in diff.render(hs, page=0, budget=budget)
 
 
 def test_render_prefix_empty_and_huge_hunk(repo):
     rb = _many(repo, files=3)
     hs = rb.remaining()
-    docs = H.render(hs, path_prefix="docs/")
+    docs = diff.render(hs, path_prefix="docs/")
     assert docs.startswith("Remaining diff: 1 hunk in 1 file (+5 -0 lines); page 1 of 1")
     # Abbreviated among all 19 hunks, not the one shown.
-    assert "hunk " + H.short_ids(h.id for h in hs)[hs[0].id] + " docs/readme.md (add)" in docs
+    assert "hunk " + diff.short_ids(h.id for h in hs)[hs[0].id] + " docs/readme.md (add)" in docs
     assert "+line 3" in docs and "src/" not in docs.split("\n", 1)[1]
-    assert "no hunks under 'nope/'" in H.render(hs, path_prefix="nope/")
-    assert H.render([]) == "Remaining diff: no remaining changes"
+    assert "no hunks under 'nope/'" in diff.render(hs, path_prefix="nope/")
+    assert diff.render([]) == "Remaining diff: no remaining changes"
 
     r2 = GitRepo.init(repo.path.parent / "r2")
     big = make(r2, {"a": "x\n"}, {"a": "x\n" + lines(2000, "a fairly long line number {} of the big hunk\n")})
     hb = big.remaining()
-    text = H.render(hb, budget=5000)
+    text = diff.render(hb, budget=5000)
     assert len(text) <= 5000
-    assert "lines omitted" in text and f"apply_hunks(['{H.short_ids([hb[0].id])[hb[0].id]}'])" in text
+    assert "lines omitted" in text and f"apply_hunks(['{diff.short_ids([hb[0].id])[hb[0].id]}'])" in text
     assert "@@ -1,0 +2,2000 @@" in text
 
 
@@ -457,7 +457,7 @@ def test_render_prefix_takes_what_a_scan_would_in_its_order(repo):
     hs = [*hs[:5], renamed, *hs[5:]]
     for prefix in ("src/", "src/m1", "src/m10/", "src/m03", "docs", "d", "zz/", "src/m03/old", "nope", "s"):
         want = [h.path for h in hs if h.path.startswith(prefix) or (h.old_path or "").startswith(prefix)]
-        text = H.render(hs, path_prefix=prefix, budget=10 ** 7)
+        text = diff.render(hs, path_prefix=prefix, budget=10 ** 7)
         shown = [line.split()[2] for line in text.splitlines() if line.startswith("hunk ")]
         assert shown == want, prefix
 
@@ -465,27 +465,27 @@ def test_render_prefix_takes_what_a_scan_would_in_its_order(repo):
 def test_index_lines_levels_and_budget(repo):
     rb = _many(repo)
     hs = rb.remaining()
-    full = H.index_lines(hs, budget=10 ** 6)
+    full = diff.index_lines(hs, budget=10 ** 6)
     rows = full.splitlines()
     assert len(rows) == len(hs)
     first = rows[0].split(" ", 5)
     assert first[:5] == [hs[0].id, "docs/readme.md", "add", "+5", "-0"]
     assert all(len(r) < 200 for r in rows)
     # per file
-    per_file = H.index_lines(hs, budget=len(full) - 1)
+    per_file = diff.index_lines(hs, budget=len(full) - 1)
     assert len(per_file) < len(full)
     ids = " ".join(h.id for h in hs if h.path == "src/m00/file0.py")
     assert "src/m00/file0.py: 6 hunks +6 -6 ids: " + ids in per_file
     # per directory
-    per_dir = H.index_lines(hs, budget=1500)
+    per_dir = diff.index_lines(hs, budget=1500)
     assert len(per_dir) <= 1500
     assert "src/m00/: 1 files, 6 hunks +6 -6" in per_dir
     assert per_dir.endswith("call read_diff(path=...) for details")
-    tiny = H.index_lines(hs, budget=300)
+    tiny = diff.index_lines(hs, budget=300)
     assert len(tiny) <= 300 and tiny.endswith("for details")
     for b in (1, 50, 120, 700, 4000):
-        assert len(H.index_lines(hs, budget=b)) <= b
-    assert H.index_lines([]) == "no remaining changes"
+        assert len(diff.index_lines(hs, budget=b)) <= b
+    assert diff.index_lines([]) == "no remaining changes"
 
 
 def test_gitlinks_are_whole_entries(repo):
@@ -499,15 +499,15 @@ def test_gitlinks_are_whole_entries(repo):
     repo.git("update-index", "--add", "--cacheinfo", f"160000,{sha2},new")
     target_tree = repo.git("write-tree")
     pr = pygit2.Repository(str(repo.path))
-    hs = H.remaining(pr, pygit2.Oid(hex=base_tree), target_tree)
+    hs = diff.remaining(pr, pygit2.Oid(hex=base_tree), target_tree)
     assert [(h.path, h.kind, h.new_oid) for h in hs] == [
         ("mod", "binary", sha2), ("new", "add", sha2), ("sub", "delete", None)]
-    assert "new submodule at commit " + sha2 in H.render(hs)
+    assert "new submodule at commit " + sha2 in diff.render(hs)
     index = pygit2.Index()
     index.read_tree(pr[pygit2.Oid(hex=base_tree)])
     wd = repo.path.parent / "gl"
     (wd / "sub").mkdir(parents=True)
-    H.apply(pr, index, wd, hs)
+    diff.apply(pr, index, wd, hs)
     assert str(index.write_tree(pr)) == target_tree
     assert (wd / "new").is_dir() and not (wd / "sub").exists()
 
@@ -516,7 +516,7 @@ def test_render_respects_small_budgets(repo):
     rb = _many(repo, files=4)
     hs = rb.remaining()
     for budget in (150, 400, 1000):
-        first = H.render(hs, budget=budget)
+        first = diff.render(hs, budget=budget)
         pages = int(first.splitlines()[0].rsplit(" ", 1)[1])
         for p in range(1, pages + 1):
-            assert len(H.render(hs, page=p, budget=budget)) <= budget
+            assert len(diff.render(hs, page=p, budget=budget)) <= budget

@@ -6,7 +6,7 @@ import random
 import pygit2
 import pytest
 
-from git_retcon import diff as H
+from git_retcon import diff
 from git_retcon.diff.remaining import RemainingDiff
 from git_retcon.diff.sums import Sums
 from testing.gitrepo import GitRepo
@@ -65,14 +65,14 @@ def test_kept_up_to_date_it_always_equals_remaining(repo, seed):
     steps = 0
     while True:
         tree = str(index.write_tree(prepo))
-        whole = H.remaining(prepo, tree, target_tree)
+        whole = diff.remaining(prepo, tree, target_tree)
         assert inc.at(tree) == whole
         assert inc.sums_of(inc.hunks) == Sums(whole)
         assert inc.sums_of(whole) is None      # another list: its own counts
         if not whole:
             break
         # A step applies a few hunks, as a model does; sometimes one of a file's several.
-        H.apply(prepo, index, workdir, rnd.sample(whole, min(len(whole), rnd.randint(1, 3))))
+        diff.apply(prepo, index, workdir, rnd.sample(whole, min(len(whole), rnd.randint(1, 3))))
         steps += 1
     assert steps >= 5
     assert str(index.write_tree(prepo)) == target_tree
@@ -83,7 +83,7 @@ def test_it_follows_a_tree_that_moved_away_and_back(repo):
     prepo = pygit2.Repository(str(repo.path))
     inc = RemainingDiff(prepo, repo.tree(target))
     for tree in (repo.tree(base), repo.tree(target), repo.tree(f"{target}~1"), repo.tree(base)):
-        assert inc.at(tree) == H.remaining(prepo, tree, repo.tree(target))
+        assert inc.at(tree) == diff.remaining(prepo, tree, repo.tree(target))
 
 
 def test_many_paths_each_replaced_where_it_sorts(repo):
@@ -111,17 +111,17 @@ def test_many_paths_each_replaced_where_it_sorts(repo):
     rnd = random.Random(7)
     for _ in range(60):
         tree = str(index.write_tree(prepo))
-        whole = H.remaining(prepo, tree, target_tree)
+        whole = diff.remaining(prepo, tree, target_tree)
         assert inc.at(tree) == whole
         # Its counts, kept up to date path by path (files that come back included), are those of
         # the list counted afresh; so is the prompt's index by directory made from them.
         assert inc.sums_of(inc.hunks) == Sums(whole)
         for budget in (300, 12000):
-            kept = H.index_lines(whole, budget=budget, sums=inc.sums_of(inc.hunks))
-            assert kept == H.index_lines(whole, budget=budget)
+            kept = diff.index_lines(whole, budget=budget, sums=inc.sums_of(inc.hunks))
+            assert kept == diff.index_lines(whole, budget=budget)
         if not whole:
             break
-        H.apply(prepo, index, workdir, rnd.sample(whole, min(len(whole), rnd.randint(1, 4))))
+        diff.apply(prepo, index, workdir, rnd.sample(whole, min(len(whole), rnd.randint(1, 4))))
         if rnd.random() < 0.3:   # a hand edit: some path, done or not, gets a line of its own
             n = rnd.choice(names)
             index.add(pygit2.IndexEntry(n, prepo.create_blob(target[n] + "mine\n"), pygit2.GIT_FILEMODE_BLOB))

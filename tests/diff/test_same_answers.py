@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from git_retcon import diff as H
+from git_retcon import diff
 from git_retcon.diff.ids import covers
 from git_retcon.diff.sums import Sums
 
@@ -55,15 +55,15 @@ def test_short_ids_worked_out_from_the_last_answer_equal_those_worked_out_whole(
             ids = list(dict.fromkeys(ids))
             rnd.shuffle(ids)
         seen.append(ids)
-        assert H.short_ids(ids) == ref_short_ids(ids)
-        assert H.short_ids(i for i in ids) == ref_short_ids(ids)
+        assert diff.short_ids(ids) == ref_short_ids(ids)
+        assert diff.short_ids(i for i in ids) == ref_short_ids(ids)
 
 
 PATHS = ["src/a.py", "src/b.py", "src/sub/c.py", "srcx/d.py", "src", "src.txt", ".github/ci.yml",
          "docs/x.md", "docs/y/z.md", "README", "a-b/c", "a/b", "a.b/c", "Src/Up.py", "é/ü.txt"]
 
 
-def random_hunks(rnd: random.Random, n: int) -> list[H.Hunk]:
+def random_hunks(rnd: random.Random, n: int) -> list[diff.Hunk]:
     """Hunks of every kind on a few paths, renames among them, in remaining()'s path order."""
     out = []
     ids = set()
@@ -90,11 +90,11 @@ def random_hunks(rnd: random.Random, n: int) -> list[H.Hunk]:
             fields.update(old_mode=0o100644, new_mode=0o100755)
         else:
             fields.update(added=b"\0bin", old_mode=0o100644, new_mode=0o100644, old_size=3)
-        out.append(H.Hunk(**fields))
+        out.append(diff.Hunk(**fields))
     return sorted(out, key=lambda h: h.path)
 
 
-def fresh(hunks: list[H.Hunk]) -> list[H.Hunk]:
+def fresh(hunks: list[diff.Hunk]) -> list[diff.Hunk]:
     """Equal hunks that are other objects: nothing kept for them."""
     return [dataclasses.replace(h) for h in hunks]
 
@@ -116,12 +116,12 @@ def test_read_diff_filters_and_pages_a_shrinking_diff_as_worked_out_afresh(seed)
             assert R._filtered(hunks, prefix) == [
                 h for h in hunks if p in ("", ".") or h.path.startswith(p) or (h.old_path or "").startswith(p)]
             for page, budget in ((1, 24000), (rnd.randint(1, 3), 900), (2, 300)):
-                got = H.render(hunks, path_prefix=prefix, page=page, budget=budget)
-                assert got == H.render(fresh(hunks), path_prefix=prefix, page=page, budget=budget)
+                got = diff.render(hunks, path_prefix=prefix, page=page, budget=budget)
+                assert got == diff.render(fresh(hunks), path_prefix=prefix, page=page, budget=budget)
         hunks = [h for h in hunks if rnd.random() > 0.15]
 
 
-def ref_index_lines(hunks: list[H.Hunk], budget: int, short: bool) -> str:
+def ref_index_lines(hunks: list[diff.Hunk], budget: int, short: bool) -> str:
     """The first form whose whole text fits, each built in full."""
     if not hunks:
         return "no remaining changes"[:budget]
@@ -130,7 +130,7 @@ def ref_index_lines(hunks: list[H.Hunk], budget: int, short: bool) -> str:
                      f"{X._trim(X._first_change(h))}".rstrip() for h in hunks)
     if len(text) <= budget:
         return text
-    files: dict[str, list[H.Hunk]] = {}
+    files: dict[str, list[diff.Hunk]] = {}
     for h in hunks:
         files.setdefault(h.path, []).append(h)
     lead = R.summary_text(len(hunks), len(files), sum(h.added_lines for h in hunks),
@@ -143,7 +143,7 @@ def ref_index_lines(hunks: list[H.Hunk], budget: int, short: bool) -> str:
     final = "call read_diff(path=...) for details"
     rows: list[str] = []
     for depth in (3, 2, 1):
-        groups: dict[str, list[H.Hunk]] = {}
+        groups: dict[str, list[diff.Hunk]] = {}
         for h in hunks:
             parts = h.path.split("/")[:-1][:depth]
             groups.setdefault("/".join(parts) + "/" if parts else "(top level)", []).append(h)
@@ -177,7 +177,7 @@ def test_the_index_of_a_shrinking_diff_is_the_first_form_that_fits(seed):
     while hunks:
         for budget in (40, 120, 400, 1500, 4000, 12000, 10 ** 6):
             for short in (True, False):
-                assert H.index_lines(hunks, budget=budget, short=short) == ref_index_lines(hunks, budget, short)
+                assert diff.index_lines(hunks, budget=budget, short=short) == ref_index_lines(hunks, budget, short)
         hunks = [h for h in hunks if rnd.random() > 0.1]
 
 
@@ -205,7 +205,7 @@ def test_sums_kept_up_to_date_path_by_path_equal_those_counted_afresh(seed):
             hunks = sorted([h for h in hunks if h.path != path] + new, key=lambda h: h.path)
         assert sums == Sums(hunks)
         for budget in (120, 400, 1500, 4000, 12000):
-            assert H.index_lines(hunks, budget=budget, short=True, sums=sums) == ref_index_lines(hunks, budget, True)
+            assert diff.index_lines(hunks, budget=budget, short=True, sums=sums) == ref_index_lines(hunks, budget, True)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -220,7 +220,7 @@ def test_lookups_index_is_every_path_and_old_path_sorted_with_its_position(seed)
             rnd.shuffle(hunks)
         keys = sorted([(h.path, i) for i, h in enumerate(hunks)]
                       + [(h.old_path, i) for i, h in enumerate(hunks) if h.old_path])
-        assert H.lookup(fresh(hunks))._index == ([k for k, _ in keys], [i for _, i in keys])
+        assert diff.lookup(fresh(hunks))._index == ([k for k, _ in keys], [i for _, i in keys])
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -231,8 +231,8 @@ def test_a_path_item_takes_what_covers_says(seed):
                  "é", ".github", "sr", "README", "nothing"]:
         want = [h.id for h in hunks if covers(h, path)]
         if not want:
-            with pytest.raises(H.SelectionError, match="no remaining hunk is under"):
-                H.expand(H.parse_items([path]), hunks, lambda p: p)
+            with pytest.raises(diff.SelectionError, match="no remaining hunk is under"):
+                diff.expand(diff.parse_items([path]), hunks, lambda p: p)
             continue
-        got, _ = H.expand(H.parse_items([path]), hunks, lambda p: p)
+        got, _ = diff.expand(diff.parse_items([path]), hunks, lambda p: p)
         assert [i.id for i in got] == want

@@ -7,7 +7,7 @@ import json
 import pygit2
 import pytest
 
-from git_retcon import diff as H
+from git_retcon import diff
 from testing.flow import call, retcon, turn
 from testing.gitrepo import GitRepo
 
@@ -44,7 +44,7 @@ def appended(tmp_path):
 
 def hunk_ids(repo: GitRepo, old: str, new: str) -> list[str]:
     pr = pygit2.Repository(str(repo.path))
-    return [h.id for h in H.remaining(pr, repo.tree(old), repo.tree(new))]
+    return [h.id for h in diff.remaining(pr, repo.tree(old), repo.tree(new))]
 
 
 def last_results(log) -> list[str]:
@@ -72,7 +72,7 @@ def test_a_selection_takes_one_of_two_functions_appended_in_one_hunk(appended, s
     [rest] = hunk_ids(appended, "feature-clean~1", "feature")
     assert applied.startswith("Applied 1 hunks (1 of them in part) to 1 files: util.py.")
     # Named as read_diff will show it: the only hunk left, abbreviated.
-    assert f"What is left of the hunks taken in part: {H.short_ids([rest])[rest]} (util.py)" in applied
+    assert f"What is left of the hunks taken in part: {diff.short_ids([rest])[rest]} (util.py)" in applied
 
 
 def test_a_bad_selection_is_refused_with_the_numbering_and_nothing_applied(appended, scripted):
@@ -83,7 +83,8 @@ def test_a_bad_selection_is_refused_with_the_numbering_and_nothing_applied(appen
                                   turn(call("stuck", summary="gave up"))]})
     assert retcon(appended, "run", "-m", "scripted").code == 3
     bad_range, backwards, util = last_results(log)
-    assert bad_range.startswith(f"Error: hunk {H.short_ids([hid])[hid]} (util.py) has lines 1-8; 12 is not among them; "
+    shown = diff.short_ids([hid])[hid]
+    assert bad_range.startswith(f"Error: hunk {shown} (util.py) has lines 1-8; 12 is not among them; "
                                 "nothing was applied")
     assert "runs backwards" in backwards
     assert util == ONE

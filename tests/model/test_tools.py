@@ -6,7 +6,7 @@ import re
 
 import pygit2
 
-from git_retcon import diff as H
+from git_retcon import diff
 from testing.flow import call, retcon, turn
 from testing.gitrepo import GitRepo
 
@@ -83,10 +83,10 @@ def test_a_failed_apply_changes_nothing_and_says_which_hunk_and_why(tmp_path, sc
     assert retcon(repo, "run", "-m", "scripted").code == 3
     out = results(log)
     assert out[1].startswith("build: PASS"), out[1]
-    applied, diff, a_txt = out[2:5]
+    applied, diff_read, a_txt = out[2:5]
     assert applied.startswith("Error:") and "(add of zz)" in applied and "non-empty directory" in applied
     assert "nothing was applied" in applied
-    assert "a.txt (modify)" in diff and "zz (add)" in diff       # the index kept neither hunk
+    assert "a.txt (modify)" in diff_read and "zz (add)" in diff_read       # the index kept neither hunk
     assert a_txt == "one\ntwo\n"                                 # nor did the file
     # What the commit holds is what the worktree holds: b.txt, and no half of the failed apply.
     first = repo.git("rev-list", "--reverse", "main..feature-clean").split()[0]
@@ -122,7 +122,7 @@ def test_ids_are_shown_abbreviated_and_an_item_may_be_an_id_prefix_or_the_whole_
     repo.git("checkout", "-q", "main")
     planned(repo, tmp_path, third=True)     # LATER.md is left to commit 3 (plain code)
     pr = pygit2.Repository(str(repo.path))
-    ids = {h.path: h.id for h in H.remaining(pr, repo.tree("main"), repo.tree("feature"))}
+    ids = {h.path: h.id for h in diff.remaining(pr, repo.tree("main"), repo.tree("feature"))}
     log = scripted({
         "1/extract": [
             turn(call("read_diff")),
@@ -136,10 +136,10 @@ def test_ids_are_shown_abbreviated_and_an_item_may_be_an_id_prefix_or_the_whole_
     })
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 0, res.text
-    diff, unknown, applied = results(log)[:3]
-    shown = re.findall(r"^hunk (\S+) (\S+) ", diff, re.M)
+    diff_read, unknown, applied = results(log)[:3]
+    shown = re.findall(r"^hunk (\S+) (\S+) ", diff_read, re.M)
     assert [p for _, p in shown] == sorted(ids)
-    names = H.short_ids(ids.values())
+    names = diff.short_ids(ids.values())
     assert [s for s, _ in shown] == [names[ids[p]] for _, p in shown]
     assert all(4 <= len(s) < 10 and ids[p].startswith(s) for s, p in shown)
     assert unknown.startswith(f"Error: unknown hunk ids: {ids['README'][:3]} (an id needs at least 4 of its hex "
@@ -155,7 +155,7 @@ def test_ids_are_shown_abbreviated_and_an_item_may_be_an_id_prefix_or_the_whole_
     # and Docs/x.md's was applied as shown.
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     step2 = [e for e in entries if e["keys"] == ["2/extract/1"]]
-    last = H.short_ids([ids["Docs/x.md"], ids["LATER.md"]])[ids["Docs/x.md"]]
+    last = diff.short_ids([ids["Docs/x.md"], ids["LATER.md"]])[ids["Docs/x.md"]]
     assert len(last) < 10 and f"\nhunk {last} Docs/x.md (modify)" in step2[-1]["prompt"]
     assert step2[1]["calls"][0]["arguments"] == {"hunk_ids": [last]}
 
@@ -169,7 +169,7 @@ def test_a_path_item_takes_every_remaining_hunk_under_it_and_all_items_apply_or_
     repo.git("checkout", "-q", "main")
     planned(repo, tmp_path, third=True)     # LATER.md is left to commit 3 (plain code)
     pr = pygit2.Repository(str(repo.path))
-    ids = {h.path: h.id for h in H.remaining(pr, repo.tree("main"), repo.tree("feature"))}
+    ids = {h.path: h.id for h in diff.remaining(pr, repo.tree("main"), repo.tree("feature"))}
     log = scripted({
         "1/extract": [
             # An unknown path among good items: nothing of them is applied.
@@ -200,7 +200,7 @@ def test_a_file_named_like_a_hunk_id_is_reached_with_dot_slash(tmp_path, scripte
     first.commit("base", {"a.txt": "a\n"})
     first.commit("change", {"a.txt": "A\n"})
     pr = pygit2.Repository(str(first.path))
-    [ha] = H.remaining(pr, first.tree("HEAD~1"), first.tree("HEAD"))
+    [ha] = diff.remaining(pr, first.tree("HEAD~1"), first.tree("HEAD"))
     name = ha.id[:6]            # a file named as a.txt's hunk is shown
     repo = GitRepo.init(tmp_path / "repo")
     repo.commit("base", {"a.txt": "a\n"})
@@ -228,8 +228,8 @@ def test_a_path_with_an_exclusion_takes_all_but_that_hunk_and_a_stray_exclusion_
     repo.git("checkout", "-q", "main")
     planned(repo, tmp_path)
     pr = pygit2.Repository(str(repo.path))
-    ids = {h.path: h.id for h in H.remaining(pr, repo.tree("main"), repo.tree("feature"))}
-    names = H.short_ids(ids.values())
+    ids = {h.path: h.id for h in diff.remaining(pr, repo.tree("main"), repo.tree("feature"))}
+    names = diff.short_ids(ids.values())
     log = scripted({
         "1/extract": [
             turn(call("apply_hunks", hunk_ids=["src/", f"-{names[ids['README']]}"])),

@@ -185,7 +185,7 @@ hunks = [{rest}]
 def test_run_gets_assigned_hunks_and_retcon_paths_applies_them_without_paths(project, tmp_path, scripted):
     import pygit2
 
-    from git_retcon import diff as H
+    from git_retcon import diff
     from git_retcon.diff.remaining import remaining
 
     r = pygit2.Repository(str(project.path))
@@ -207,7 +207,7 @@ def test_run_gets_assigned_hunks_and_retcon_paths_applies_them_without_paths(pro
     retcon(project, "run", "-m", "scripted")
     prompt = json.loads(log.read_text().splitlines()[0])["prompt"]
     # The spec keeps the whole id; the prompt shows it as read_diff does, abbreviated.
-    assert f"Assigned hunks: {H.short_ids(h.id for h in left)[util[0]]}\n" in prompt
+    assert f"Assigned hunks: {diff.short_ids(h.id for h in left)[util[0]]}\n" in prompt
 
 
 def test_onto_after_push_u_is_the_remotes_default_branch(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from git_retcon.cli.group import cli, open_store, resolve_name
-from git_retcon.git.plumbing import check_identity
+from git_retcon.git.commits import check_identity
 from git_retcon.ui import UI
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import pygit2
 
 from git_retcon.errors import RetconError
+from git_retcon.git.commits import signature
 from git_retcon.git.ids import CommitId
 from git_retcon.git.plumbing import (
     common_dir,
@@ -32,7 +33,6 @@ from git_retcon.git.plumbing import (
     fork_point,
     full_sha,
     ref_target,
-    signature,
 )
 
 HEADS = "refs/heads/"

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from git_retcon.errors import RetconError
+from git_retcon.git.commits import check_identity
 from git_retcon.git.ids import SpecCommitId
-from git_retcon.git.plumbing import check_identity
 from git_retcon.plan import branches
 from git_retcon.plan import write as planmod
 from git_retcon.state import spec as specmod

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
 from git_retcon.git import ownership
+from git_retcon.git.commits import make_commit, signature
 from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.message import cleanup
-from git_retcon.git.plumbing import get_commit, make_commit, short, signature
+from git_retcon.git.plumbing import get_commit, short
 from git_retcon.model.outcome import OverBudget, Proposed, Stuck
 from git_retcon.model.step import StepResult
 from git_retcon.reconstruct.branch import Branches, move_branch, recorded, refuse_foreign

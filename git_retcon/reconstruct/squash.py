@@ -16,14 +16,13 @@ from typing import cast
 from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
 from git_retcon.git import ownership
+from git_retcon.git.commits import make_commit, signature
 from git_retcon.git.ids import CommitId, commit_id, tree_of
 from git_retcon.git.plumbing import (
     find_commit,
     full_sha,
     get_commit,
-    make_commit,
     short,
-    signature,
 )
 from git_retcon.reconstruct.branch import move_branch
 from git_retcon.state import notes

@@ -21,6 +21,7 @@ from typing import Any
 import pygit2
 
 from git_retcon.errors import RetconError
+from git_retcon.git.commits import signature
 from git_retcon.git.ids import SpecCommitId
 from git_retcon.git.ownership import NOTES_REF, SPEC_PREFIX, check_name, name_problem
 from git_retcon.git.plumbing import (
@@ -32,7 +33,6 @@ from git_retcon.git.plumbing import (
     git,
     ref_target,
     short,
-    signature,
 )
 from git_retcon.state import spec as specmod
 from git_retcon.state import spectoml

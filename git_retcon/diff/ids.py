@@ -121,6 +121,7 @@ def lookup(hunks: list[Hunk]) -> Lookup:
     return found
 
 
+# The last few Lookups, process-wide for the same reason as _ABBREVIATIONS: lookup() takes a list.
 _LOOKUPS: list[tuple[list[Hunk], Lookup]] = []
 _LOOKUPS_LOCK = threading.Lock()     # plan proposes in threads
 
@@ -197,6 +198,8 @@ def _need(order: list[str], i: int) -> int:
     return need
 
 
+# Process-wide, as short_ids is a function of a list of ids: its callers (prompts, read_diff,
+# apply_hunks' answers, plan) hold lists, not one object whose lifetime the answers share.
 _ABBREVIATIONS = _Abbreviations()
 
 

@@ -8,7 +8,7 @@ import functools
 from git_retcon.diff.hunk import Hunk
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=65536)   # a pure function of its arguments: safe to share process-wide
 def directory(path: str, depth: int) -> str:
     """The prompt index's row for path at depth: its first `depth` directories."""
     parts = path.split("/")[:-1][:depth]

@@ -66,6 +66,7 @@ def _shape(fn: Callable[..., object]) -> tuple[dict[str, Any], typing.Mapping[st
     return got
 
 
+# Process-wide: keyed by the function itself, which lives as long as the process.
 _SHAPES: dict[tuple[object, bool], tuple[dict[str, Any], typing.Mapping[str, inspect.Parameter]]] = {}
 
 

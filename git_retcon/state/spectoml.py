@@ -81,8 +81,9 @@ def _entry(e: Entry) -> str:
     return '"complete"'
 
 
-def dump(spec: Spec) -> str:
-    """The spec as stable, hand-editable TOML; parse(dump(s)) == s."""
+def dump(spec: Spec, texts: CommitTexts | None = None) -> str:
+    """The spec as stable, hand-editable TOML; parse(dump(s)) == s. texts: the [[commit]]
+    texts kept from the last save of the same spec (a Store keeps them), else none."""
     lines: list[str] = []
     for name in ("source", "remote", "cleaned", "build", "test", "timeout", "model", "wip"):
         value = getattr(spec, name)
@@ -91,41 +92,46 @@ def dump(spec: Spec) -> str:
         elif value is not None:
             _check(value, f"'{name}'")
             lines.append(f"{name} = {_str(value)}")
-    lines += _commit_texts(spec.commits)
+    lines += (texts or CommitTexts()).of(spec.commits)
     return "\n".join(lines) + "\n"
 
 
-# A run saves the spec at each created commit, and all but one [[commit]] are as they were:
-# each is rendered once, and the save finds the ones that changed without a Python call per
-# commit (else a run of K commits would grow with K squared). Kept per position: the fields
-# each text was made from (lists copied, as they change in place) and the text.
 _FIELDS = operator.attrgetter("message", "hints", "paths", "hunks", "history")
 _Fields = tuple[str, str, list[str], list[str], list[Entry]]
-_KEPT: list[_Fields] = []
-_TEXTS: list[str] = []
-_LOCK = threading.Lock()    # a save from another thread must not interleave: texts and fields go in pairs
 
 
-def _commit_texts(commits: list[LogicalCommit]) -> list[str]:
-    with _LOCK:
-        return _texts(commits)
+class CommitTexts:
+    """The [[commit]] texts of the last spec rendered, with the fields each was made from.
+    A run saves its spec at each created commit, and all but one [[commit]] are as they were:
+    each is rendered once, and a save finds the ones that changed without a Python call per
+    commit (else a run of K commits would grow with K squared). The Store keeps one, for the
+    spec it saves; the fields are kept per position (lists copied: they change in place)."""
 
+    def __init__(self) -> None:
+        self.kept: list[_Fields] = []
+        self.texts: list[str] = []
+        self.lock = threading.Lock()    # a save from another thread must not interleave: texts and fields go in pairs
 
-def _texts(commits: list[LogicalCommit]) -> list[str]:
-    now: list[_Fields] = list(map(_FIELDS, commits))
-    del _KEPT[len(now):], _TEXTS[len(now):]
-    # Fields compared at C speed (tuples, then lists element by element, by identity first).
-    stale = [*itertools.compress(range(len(_KEPT)), map(operator.ne, now, _KEPT)), *range(len(_KEPT), len(now))]
-    for k in stale:
-        message, hints, paths, hunks, history = now[k]
-        text = _commit(k, message, hints, tuple(paths), tuple(hunks), tuple(history))
-        kept = (message, hints, list(paths), list(hunks), list(history))
-        if k < len(_KEPT):
-            _KEPT[k], _TEXTS[k] = kept, text
-        else:
-            _KEPT.append(kept)
-            _TEXTS.append(text)
-    return _TEXTS.copy()
+    def of(self, commits: list[LogicalCommit]) -> list[str]:
+        with self.lock:
+            return self._texts(commits)
+
+    def _texts(self, commits: list[LogicalCommit]) -> list[str]:
+        kept, texts = self.kept, self.texts
+        now: list[_Fields] = list(map(_FIELDS, commits))
+        del kept[len(now):], texts[len(now):]
+        # Fields compared at C speed (tuples, then lists element by element, by identity first).
+        stale = [*itertools.compress(range(len(kept)), map(operator.ne, now, kept)), *range(len(kept), len(now))]
+        for k in stale:
+            message, hints, paths, hunks, history = now[k]
+            text = _commit(k, message, hints, tuple(paths), tuple(hunks), tuple(history))
+            fields = (message, hints, list(paths), list(hunks), list(history))
+            if k < len(kept):
+                kept[k], texts[k] = fields, text
+            else:
+                kept.append(fields)
+                texts.append(text)
+        return texts.copy()
 
 
 def _commit(k: int, message: str, hints: str, paths: tuple[str, ...], hunks: tuple[str, ...],

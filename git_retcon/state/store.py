@@ -63,6 +63,8 @@ class Store:
         self.repo = repo
         self.git_dir = common_dir(repo)
         self._flat: set[str] = set()   # notes commits known to hold a flat tree (see _flat_note)
+        # The [[commit]] texts of each spec this store saved: a run saves its spec at every commit.
+        self._texts: dict[str, spectoml.CommitTexts] = {}
 
     # -- the spec chain ---------------------------------------------------
 
@@ -115,7 +117,7 @@ class Store:
         """Write spec as a new commit on its chain, CAS from `old`; returns the commit."""
         name = spec.cleaned
         check_name("cleaned", name)   # the last line of defence: a bad ref name breaks `git gc`
-        text = spectoml.dump(spec)
+        text = spectoml.dump(spec, self._texts.setdefault(name, spectoml.CommitTexts()))
         builder = self.repo.TreeBuilder()
         builder.insert(SPEC_FILE, self.repo.create_blob(text.encode("utf-8")), pygit2.GIT_FILEMODE_BLOB)
         tree = builder.write()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pygit2
 
 from git_retcon.git import ownership
-from git_retcon.git.ids import CommitId
+from git_retcon.git.ids import CommitId, tree_of
 from git_retcon.git.message import FIX_PREFIXES, is_fix
 from git_retcon.git.plumbing import (
     find_commit,
@@ -42,7 +42,7 @@ def plural(count: int, word: str) -> str:
 
 
 @dataclass
-class Verdict:
+class CheckReport:
     items: list[tuple[bool, str]] = field(default_factory=list)
 
     @property
@@ -57,13 +57,13 @@ class Verdict:
         return "\n".join(f"{'✓' if ok else '✗'} {text}" for ok, text in self.items)
 
 
-def verify(store: Store, stored: Stored, allow_wip: bool = False, rerun: bool = False,
-           progress: Callable[[str], None] | None = None) -> Verdict:
+def check_spec(store: Store, stored: Stored, allow_wip: bool = False, rerun: bool = False,
+           progress: Callable[[str], None] | None = None) -> CheckReport:
     """The checks the pre-push hook relies on; no model, and no build unless rerun."""
     repo = store.repo
     spec = stored.spec
     name = stored.name
-    v = Verdict()
+    v = CheckReport()
     open_ = [(i, c) for i, c in enumerate(spec.commits) if c.state != "complete"]
     if open_:
         v.add(False, _open_text(stored, open_))
@@ -220,7 +220,7 @@ def _tests_item(store: Store, stored: Stored) -> tuple[bool, str]:
 def _rerun(store: Store, stored: Stored, progress: Callable[[str], None]) -> tuple[bool, str]:
     """Build and test each logical commit's last tree again in the spec's worktree,
     recording the fresh results in place of the old ones."""
-    from git_retcon.sandbox.runner import Verifier
+    from git_retcon.sandbox.runner import Commands
     from git_retcon.sandbox.worktree import Worktree
 
     commands = configured_commands(stored)
@@ -231,18 +231,17 @@ def _rerun(store: Store, stored: Stored, progress: Callable[[str], None]) -> tup
     failed = []
     with store.lock(stored.name):
         wt: Worktree | None = None
-        verifier: Verifier | None = None
+        runner: Commands | None = None
         for i, sha in targets:
             commit = find_commit(store.repo, sha)
             if commit is None:
                 continue  # reported by the record check
-            if wt is None or verifier is None:
+            if wt is None or runner is None:
                 wt = Worktree.ensure(store.repo, stored.name, sha)
-                verifier = Verifier(store, wt.path, spec.build, spec.test, spec.timeout,
-                                    on_run=wt.touched_by_command)
+                runner = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command)
             wt.reset(sha)
             for kind in commands:
-                res = verifier.run_and_record(str(commit.tree_id), kind)
+                res = runner.run_and_record(tree_of(commit), kind)
                 progress(f"commit {i + 1}/{len(spec.commits)} {short(sha)}: {kind} {res.result} "
                          f"({res.seconds:.1f}s)")
                 if not res.passed:

@@ -105,7 +105,7 @@ def pre_push(args: list[str], stdin: IO[str], env: Mapping[str, str]) -> int:
     if not targets:
         return 0
 
-    from git_retcon.check import verify
+    from git_retcon.check import check_spec
     from git_retcon.errors import RetconError
     from git_retcon.git.plumbing import open_repo
     from git_retcon.state.store import Store
@@ -121,7 +121,7 @@ def pre_push(args: list[str], stdin: IO[str], env: Mapping[str, str]) -> int:
             if (theirs := foreign_branch(store, stored)) is not None:
                 print(f"git-retcon: not checking '{name}': {theirs}", file=sys.stderr)
                 continue
-            verdict = verify(store, stored)
+            verdict = check_spec(store, stored)
         except RetconError as exc:
             refused = True
             print(f"git-retcon: refusing to push '{name}' to {remote}: {exc}\n", file=sys.stderr)

@@ -19,10 +19,10 @@ def check(name: str | None, allow_wip: bool, rerun: bool) -> None:
       git retcon check feature-clean
       git retcon check --rerun           # run build and tests again
     """
-    from git_retcon.check import verify
+    from git_retcon.check import check_spec
 
     store, stored = load_named(name)
-    verdict = verify(store, stored, allow_wip, rerun, progress=click.echo)
+    verdict = check_spec(store, stored, allow_wip, rerun, progress=click.echo)
     click.echo(verdict.render())
     if not verdict.ok:
         raise SystemExit(1)

@@ -12,7 +12,7 @@ def open_store() -> Store:
     return Store(open_repo())
 
 
-def resolve_name(store: Store, name: str | None) -> str:
+def spec_name(store: Store, name: str | None) -> str:
     """NAME, else the only spec, else the spec whose source (or cleaned branch) is the
     current branch, else a usage error listing the specs it could be."""
     names = store.names()
@@ -40,9 +40,9 @@ def resolve_name(store: Store, name: str | None) -> str:
 
 
 def load_named(name: str | None) -> tuple[Store, Stored]:
-    """The repository's store and the spec NAME designates (see resolve_name)."""
+    """The repository's store and the spec NAME designates (see spec_name)."""
     store = open_store()
-    return store, store.load(resolve_name(store, name))
+    return store, store.load(spec_name(store, name))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

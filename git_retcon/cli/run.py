@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from git_retcon.cli.group import cli, open_store, resolve_name
+from git_retcon.cli.group import cli, open_store, spec_name
 from git_retcon.git.commits import check_identity
 from git_retcon.ui import UI
 
@@ -42,7 +42,7 @@ def run(name: str | None, model: str | None, squash_wip: bool, fixup: bool, dry_
     store = open_store()
     if not dry_run:
         check_identity(store.git_dir)   # as the first commit would, but before any model call
-    reconstruct(Run(store.repo, store, resolve_name(store, name),
+    reconstruct(Run(store.repo, store, spec_name(store, name),
                     Options(model=model, dry_run=dry_run, max_fix=max_fix, max_tokens=max_tokens,
                             squash_wip=squash_wip, fixup=fixup, log=not no_log, jobs=jobs),
                     UI(quiet, verbose)))

@@ -30,7 +30,7 @@ from git_retcon.diff.index import (
 )
 from git_retcon.diff.remaining import RemainingDiff, remaining
 from git_retcon.diff.render import Shown, read_hunks, read_page, render, stat, whole
-from git_retcon.diff.select import Item, SelectionError, parse_items, resolve, select, selectable
+from git_retcon.diff.select import Item, SelectionError, hunks_of, parse_items, select, selectable
 
 __all__ = [
     "ASSIGNED_BUDGET",
@@ -51,6 +51,7 @@ __all__ = [
     "assigned_text",
     "candidate_line",
     "expand",
+    "hunks_of",
     "index_lines",
     "lookup",
     "names_of",
@@ -62,7 +63,6 @@ __all__ = [
     "read_page",
     "remaining",
     "render",
-    "resolve",
     "select",
     "selectable",
     "short_ids",

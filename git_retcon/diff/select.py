@@ -225,7 +225,7 @@ def _pairs(old: list[bytes], new: list[bytes]) -> list[tuple[int, int]]:
     return out
 
 
-def resolve(items: list[Item], by_id: dict[str, Hunk]) -> list[Hunk]:
+def hunks_of(items: list[Item], by_id: dict[str, Hunk]) -> list[Hunk]:
     """The hunks the items name (ids known), selections cut out; every item's problem in
     one SelectionError, so the answer says which items failed and why."""
     out: list[Hunk] = []

@@ -19,7 +19,9 @@ SHOWN = 80          # characters of each
 
 
 @dataclass
-class Invented:
+class Drift:
+    """The invented lines of one commit: how many, and the first few (the note keeps them)."""
+
     count: int = 0
     lines: list[str] = field(default_factory=list)   # "path: +text", the first SAMPLE
 
@@ -45,13 +47,13 @@ def _lines(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str | None) 
 
 
 def invented(repo: pygit2.Repository, parent_tree: str, new_tree: str, base_tree: str | None,
-             source_tree: str) -> Invented:
+             source_tree: str) -> Drift:
     """The lines new_tree adds to parent_tree that neither base_tree nor source_tree has
     at that path (blank lines aside; a changed line ending counts)."""
     source = get_tree(repo, source_tree)
     base = get_tree(repo, base_tree) if base_tree else get_tree(repo, parent_tree)
     diff = get_tree(repo, parent_tree).diff_to_tree(get_tree(repo, new_tree), context_lines=0)
-    out = Invented()
+    out = Drift()
     for patch in diff:
         if patch is None or patch.delta.is_binary:
             continue

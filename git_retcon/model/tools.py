@@ -1,6 +1,6 @@
 """What the model may call: exactly the contract's tools, bound to one step.
 
-Every tool acts on the build worktree only; paths go through Worktree.resolve.
+Every tool acts on the build worktree only; paths go through Worktree.confine.
 A tool that refuses raises, and llm hands the message back to the model as
 `Error: ...`; git-retcon's own failures (a lost compare-and-swap, a full disk)
 are no refusal: they stop the step with the real error (Halt). A step ends when
@@ -29,7 +29,7 @@ from git_retcon.model.layout import layout_warning
 from git_retcon.model.nearest import applied_already, nearest, undiffed
 from git_retcon.model.outcome import Proposed, StepKind, StepOutcome, Stuck
 from git_retcon.model.steering import Steering
-from git_retcon.sandbox.runner import Verifier
+from git_retcon.sandbox.runner import Commands
 from git_retcon.sandbox.worktree import PathRefused, Worktree
 from git_retcon.state.notes import CommandKind
 
@@ -48,7 +48,7 @@ class Session:
     wt: Worktree
     source_tree: TreeId
     parent: CommitId                              # the commit the step's work goes on
-    verifier: Verifier
+    commands: Commands
     step: StepKind                                # a fix commit: `WIP: ...`, or `fixup! ...` with fixup_of
     default_message: str = ""                     # an empty message means this (a fix: the failure's summary)
     base_tree: TreeId | None = None               # the merge base's tree, for the invented-lines count
@@ -154,7 +154,7 @@ class Session:
                             "does: call read_diff for the current ones"), "id") from None
         by_id = look.by_id
         try:
-            chosen = diff.resolve(items, by_id)
+            chosen = diff.hunks_of(items, by_id)
         except diff.SelectionError as exc:
             raise ToolError(f"{diff.shorten(str(exc), names)}; nothing was applied: read_diff numbers each "
                             "hunk's lines") from None
@@ -274,17 +274,17 @@ class Session:
     # -- plumbing ------------------------------------------------------------
 
     def _run(self, kind: CommandKind) -> str:
-        if not self.verifier.configured(kind):
+        if not self.commands.configured(kind):
             return f"No {kind} command is configured: nothing to run."
         # A record answers at once. Otherwise the command runs on exactly the tree the
         # tools made (what earlier commands left is undone first), tests after a fresh
         # build, and the result is recorded: a record vouches for the tree alone, and
         # the loop does not run it again once the tree is committed.
         tree = self.wt.tree()
-        res = self.verifier.cached(tree, kind)
+        res = self.commands.cached(tree, kind)
         if res is None:
             self.wt.make_exact()
-            fresh = self.verifier.verify(tree) if kind == "test" else [self.verifier.run_and_record(tree, kind)]
+            fresh = self.commands.build_and_test(tree) if kind == "test" else [self.commands.run_and_record(tree, kind)]
             res = fresh[-1]
         head = f"{kind}: {res.result.upper()} ({res.seconds:.1f}s)"
         return head + ("\n" + res.output if res.output and not res.passed else "")
@@ -297,7 +297,7 @@ class Session:
             return self._guard(lambda: self.wt.read(rel), rel)
         except ToolError as exc:
             try:
-                there = self.wt.resolve(rel).exists()
+                there = self.wt.confine(rel).exists()
             except PathRefused:
                 there = True        # refused (outside the worktree, say): the refusal is the answer
             if there:

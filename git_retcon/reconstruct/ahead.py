@@ -24,7 +24,7 @@ from git_retcon.reconstruct import steps
 from git_retcon.reconstruct.journal import Journal, Made
 from git_retcon.reconstruct.judge import judge, verdict
 from git_retcon.reconstruct.work import Work
-from git_retcon.sandbox.pool import PoolVerifier, PoolWorktree, pool_name
+from git_retcon.sandbox.pool import PoolCommands, PoolWorktree, pool_name
 from git_retcon.sandbox.runner import Result
 from git_retcon.sandbox.worktree import Worktree
 
@@ -47,10 +47,10 @@ class Held:
 
 @dataclass
 class _Slot:
-    """One worktree of the pool, and the verifier that runs the commands there."""
+    """One worktree of the pool, and the commands that runs the commands there."""
 
     wt: Worktree
-    verifier: PoolVerifier
+    commands: PoolCommands
     job: _Job | None = None
 
 
@@ -75,8 +75,8 @@ class Ahead:
         self.aside: list[Held] = []               # made ahead on a commit that then failed
         self.changed = threading.Condition()      # a job finished
 
-    def build_and_test(self, w: Work, journal: Journal) -> rework.Failure | Stuck | None:
-        """judge.build_and_test, with the commands in the pool while the model works ahead."""
+    def test_tip(self, w: Work, journal: Journal) -> rework.Failure | Stuck | None:
+        """judge.test_tip, with the commands in the pool while the model works ahead."""
         tip = w.tip()
         tree = tree_of(get_commit(w.run.repo, tip))
         while True:
@@ -142,16 +142,16 @@ class Ahead:
             return None
         wt = PoolWorktree.ensure(w.run.repo, pool_name(w.run.name, len(self.slots) + 1), sha)
         spec = w.spec
-        self.slots.append(_Slot(wt, PoolVerifier(wt, w.wt.path, spec.build, spec.test, spec.timeout)))
+        self.slots.append(_Slot(wt, PoolCommands(wt, w.wt.path, spec.build, spec.test, spec.timeout)))
         return self.slots[-1]
 
     def _start(self, slot: _Slot, sha: CommitId, tree: TreeId) -> None:
         job = slot.job = self.jobs[sha] = _Job(sha)
-        verifier = slot.verifier
+        commands = slot.commands
 
         def work() -> None:
             try:
-                job.results = verifier.verify(tree)
+                job.results = commands.build_and_test(tree)
             except BaseException as exc:  # handed to the main thread, which raises it
                 job.error = exc
             with self.changed:
@@ -180,7 +180,7 @@ class Ahead:
     def _go_ahead(self, w: Work, journal: Journal, tip: CommitId) -> None:
         """The model extracts the next logical commit on the last one made; held, not recorded."""
         parent = self.held[-1].made.sha if self.held and self.held[-1].made else tip
-        ahead = Work(w.run, w.stored, w.br, w.wt, w.verifier, w.model, w.k + 1 + len(self.held))
+        ahead = Work(w.run, w.stored, w.br, w.wt, w.commands, w.model, w.k + 1 + len(self.held))
         held = Held(ahead.k, parent)
         self.held.append(held)
         w.run.ui.heading(f"Commit {ahead.k + 1}/{ahead.n}: {ahead.commit.summary} "

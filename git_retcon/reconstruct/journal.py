@@ -198,7 +198,7 @@ class Journal:
             r = next((r for r in results if r.kind == kind), None)
             if r is not None:
                 note[kind] = r.result
-            elif not w.verifier.configured(kind):
+            elif not w.commands.configured(kind):
                 note[kind] = "skipped"
         self._notes[tip] = note
 

@@ -13,7 +13,7 @@ from git_retcon.model.outcome import Stuck
 from git_retcon.reconstruct.branch import Branches
 from git_retcon.reconstruct.journal import Journal
 from git_retcon.reconstruct.work import Run, Work
-from git_retcon.sandbox.runner import Result, Verifier
+from git_retcon.sandbox.runner import Commands, Result
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import notes
 
@@ -25,15 +25,15 @@ _LABELS = {"build": "Building", "test": "Tests"}
 _BASE_OUTPUT_LINES = 25   # of the base's failure, in the error: enough to see why
 
 
-def check_base(run: Run, br: Branches, wt: Worktree, verifier: Verifier) -> None:
+def check_base(run: Run, br: Branches, wt: Worktree, commands: Commands) -> None:
     """Build and test the base before commit 1 (once: the result is recorded on its tree).
     A command that fails there would make commit 1 look stuck: say so before any model call."""
-    if not any(verifier.configured(kind) for kind in notes.COMMAND_KINDS):
+    if not any(commands.configured(kind) for kind in notes.COMMAND_KINDS):
         return
     ui = run.ui
     ui.line(f"Checking the base ({short(br.base)})...")
     wt.reset(br.base)
-    results = verifier.verify(
+    results = commands.build_and_test(
         tree_of(get_commit(run.repo, br.base)), on_start=lambda kind: ui.start(_LABELS[kind]),
         on_done=lambda r: ui.finish(r.passed, verdict(r)), on_output=ui.output,
     )
@@ -54,14 +54,14 @@ def check_base(run: Run, br: Branches, wt: Worktree, verifier: Verifier) -> None
         "then run again. Its output:\n" + "\n".join("  " + ln for ln in shown))
 
 
-def build_and_test(w: Work, journal: Journal) -> rework.Failure | Stuck | None:
+def test_tip(w: Work, journal: Journal) -> rework.Failure | Stuck | None:
     """Build and test the branch tip: None when it passes, else the failure (Stuck: one no
     fix of the commit can mend)."""
     ui = w.run.ui
     tip = w.tip()
     w.wt.reset(tip)
     tree = tree_of(get_commit(w.run.repo, tip))
-    results = w.verifier.verify(
+    results = w.commands.build_and_test(
         tree, on_start=lambda kind: ui.start(_LABELS[kind]),
         on_done=lambda r: ui.finish(r.passed, verdict(r)), on_output=ui.output,
     )
@@ -93,8 +93,8 @@ def recorded_failure(w: Work, sha: CommitId) -> rework.Failure | None:
     """How commit sha failed, from the recorded results of its tree (None: passed or never ran)."""
     tree = tree_of(get_commit(w.run.repo, sha))
     for kind in ("build", "test"):
-        if w.verifier.configured(kind):
-            r = w.verifier.cached(tree, kind)
+        if w.commands.configured(kind):
+            r = w.commands.cached(tree, kind)
             if r is None:
                 return None
             if not r.passed:

@@ -28,12 +28,12 @@ from git_retcon.reconstruct import fixloop, report, steps
 from git_retcon.reconstruct.ahead import Ahead
 from git_retcon.reconstruct.branch import Branches, refuse_taken
 from git_retcon.reconstruct.journal import Journal, Made, Stop
-from git_retcon.reconstruct.judge import build_and_test, check_base
+from git_retcon.reconstruct.judge import check_base, test_tip
 from git_retcon.reconstruct.squash import finish_interrupted, squash
 from git_retcon.reconstruct.stops import refuse_stuck, stop_error
 from git_retcon.reconstruct.work import Options, Run, Work
 from git_retcon.sandbox.pool import PoolWorktree, pool_names, remove_pool
-from git_retcon.sandbox.runner import Verifier, check_command_exists
+from git_retcon.sandbox.runner import Commands, check_command_exists
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import notes
 from git_retcon.state import spec as specmod
@@ -76,17 +76,17 @@ def reconstruct(run: Run) -> None:
             model = _load_model(run, stored.spec)
         wt = Worktree.ensure(repo, name, tip)
         spec = stored.spec
-        verifier = Verifier(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command)
+        commands = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command)
         report.skipped_commands(run, spec)
         if tip == br.base:   # before commit 1: a command failing here is the command's fault
-            check_base(run, br, wt, verifier)
+            check_base(run, br, wt, commands)
         # --jobs 2 and more: commands in the pool while the model works ahead (nothing to overlap without them)
         ahead = Ahead(run.opts.jobs) if run.opts.jobs > 1 and (spec.build or spec.test) else None
         stop: Stop | None = None
         ended: notes.Stop = "complete"
         try:
             while stop is None and (k := stored.spec.current()) is not None:
-                w = Work(run, stored, br, wt, verifier, model, k)
+                w = Work(run, stored, br, wt, commands, model, k)
                 stop = logical_commit(w, journal, ahead)
         except RetconError:
             ended = "error"
@@ -119,7 +119,7 @@ def logical_commit(w: Work, journal: Journal, ahead: Ahead | None = None) -> Sto
         journal.record(w, made)
     escalation = fixloop.replay(w)
     for round_ in count(1):
-        failure = build_and_test(w, journal) if ahead is None else ahead.build_and_test(w, journal)
+        failure = test_tip(w, journal) if ahead is None else ahead.test_tip(w, journal)
         if failure is None:
             break
         if isinstance(failure, specmod.Stuck):

@@ -40,7 +40,7 @@ def session(w: Work, step: StepKind, parent: CommitId, brief: Brief | None = Non
         w.run.remaining = diff.RemainingDiff(w.run.repo, w.br.source_tree)
     fix = step == "fix"
     return Session(
-        wt=w.wt, source_tree=w.br.source_tree, parent=parent, verifier=w.verifier, remaining_diff=w.run.remaining,
+        wt=w.wt, source_tree=w.br.source_tree, parent=parent, commands=w.commands, remaining_diff=w.run.remaining,
         step=step,
         # create_commit("") in a fix makes `WIP: <the failure's one-line summary>`
         default_message=brief.text.splitlines()[0] if brief is not None and brief.text else "",

@@ -15,7 +15,7 @@ from git_retcon.git.plumbing import ref_target
 from git_retcon.model.logs import ExchangeLog
 from git_retcon.model.step import DEFAULT_CHAIN_LIMIT
 from git_retcon.reconstruct.branch import Branches
-from git_retcon.sandbox.runner import Verifier
+from git_retcon.sandbox.runner import Commands
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import spec as specmod
 from git_retcon.state.notes import Usage
@@ -88,7 +88,7 @@ class Work:
     stored: Stored
     br: Branches
     wt: Worktree
-    verifier: Verifier
+    commands: Commands
     model: llm.Model
     k: int
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pygit2
 
 from git_retcon.git.plumbing import common_dir
-from git_retcon.sandbox.runner import Result, Verifier
+from git_retcon.sandbox.runner import Commands, Result
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state.notes import CommandKind
 from git_retcon.state.store import Store, safe_name
@@ -54,8 +54,8 @@ def remove_pool(repo: pygit2.Repository, spec: str) -> int:
     return len(names)
 
 
-class PoolVerifier(Verifier):
-    """A Verifier in a pool worktree, on its own repository handle (it runs in a thread beside
+class PoolCommands(Commands):
+    """The commands in a pool worktree, on its own repository handle (it runs in a thread beside
     the model's step). Its outputs name the build worktree's paths, as if the commands had run
     there: the fix loop reads a failure's file names relative to the build worktree."""
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from git_retcon.errors import RetconError
+from git_retcon.git.ids import TreeId
 from git_retcon.git.plumbing import clean_env
 from git_retcon.state import notes
 from git_retcon.state.notes import CommandKind, CommandRecord, CommandResult
@@ -165,8 +166,9 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-class Verifier:
-    """Build then test a tree, trusting a recorded result for the same tree and command."""
+class Commands:
+    """The spec's build and test commands: run on a tree (build then test), trusting a
+    recorded result for the same tree and command, and recording what ran."""
 
     def __init__(self, store: Store, workdir: Path, build: str | None, test: str | None,
                  timeout: int | None, on_run: Callable[[], None] | None = None):
@@ -189,9 +191,9 @@ class Verifier:
         return Result(kind, rec["command"], rec["result"], float(rec.get("seconds", 0)),
                       rec.get("exit_code"), rec.get("output", ""), cached=True)
 
-    def verify(self, tree: str, on_start: Callable[[str], None] | None = None,
-               on_done: Callable[[Result], None] | None = None,
-               on_output: Callable[[str], None] | None = None) -> list[Result]:
+    def build_and_test(self, tree: TreeId, on_start: Callable[[str], None] | None = None,
+                       on_done: Callable[[Result], None] | None = None,
+                       on_output: Callable[[str], None] | None = None) -> list[Result]:
         """Build then test tree; stops at the first failure. A recorded test result
         is trusted only with its build: tests of a fresh tree need a fresh build. What ran
         is recorded on tree in one note write (a kill before it costs a rerun, no more)."""

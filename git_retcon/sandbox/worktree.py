@@ -191,7 +191,7 @@ class Worktree:
 
     # -- what the model may touch ----------------------------------------
 
-    def resolve(self, rel: str) -> Path:
+    def confine(self, rel: str) -> Path:
         """The real path for a model-supplied relative path, or PathRefused."""
         if not isinstance(rel, str) or not rel.strip():
             raise PathRefused("path is empty: give a path relative to the repository root")
@@ -221,7 +221,7 @@ class Worktree:
         return str(PurePosixPath(*PurePosixPath(path).parts))
 
     def read(self, rel: str) -> bytes:
-        target = self.resolve(rel)
+        target = self.confine(rel)
         if target.is_dir():
             raise PathRefused(f"{rel}: is a directory")
         if not target.exists():
@@ -229,7 +229,7 @@ class Worktree:
         return target.read_bytes()
 
     def write(self, rel: str, data: bytes) -> None:
-        target = self.resolve(rel)
+        target = self.confine(rel)
         if target.is_dir() and not target.is_symlink():
             raise PathRefused(f"{rel}: is a directory")
         key = self.rel(rel)
@@ -249,7 +249,7 @@ class Worktree:
         self._unsaved = True
 
     def delete(self, rel: str) -> None:
-        target = self.resolve(rel)
+        target = self.confine(rel)
         key = self.rel(rel)
         if key not in self.index:
             raise PathRefused(f"{rel}: not a tracked file")

@@ -33,7 +33,7 @@ class Files:
         """Apply as apply_hunks does: items named (ids, id prefixes, paths), then cut and applied."""
         hunks = self.remaining()
         named, _ = diff.expand(diff.parse_items(list(items)), hunks, lambda path: path)
-        chosen = diff.resolve(named, {h.id: h for h in hunks})
+        chosen = diff.hunks_of(named, {h.id: h for h in hunks})
         diff.apply(self.repo, self.index, self.workdir, chosen)
 
     def read(self, rel: str) -> str:

@@ -98,7 +98,8 @@ def test_a_full_disk_while_hunks_are_applied_stops_the_run_and_leaves_the_worktr
     calls = log.read_text().splitlines() if log.exists() else []
     assert len(calls) == (1 if by == "model" else 0)
     assert (wt / "a.txt").read_text() == "one\n" and not (wt / "big.bin").exists()   # all or nothing
-    assert line
+    assert line.endswith("free some space, then run the command again"), line
+    assert repo.git("rev-list", "main..clean") == ""    # nothing was committed
 
 
 # -- repositories and environments git-retcon cannot or must work with -------------------------

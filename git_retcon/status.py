@@ -1,7 +1,7 @@
 """`git retcon status`: each logical commit's state, commits, WIPs, build/test result,
 tokens and seconds, read from the spec and the notes (nothing is run or written).
 
-`document` is the `status --json` shape (DESIGN.md "Machine-readable formats", plus
+`document` is the `status --json` shape (the man page's FORMATS, plus
 `branch`, `runs`, `invented` and `seconds`); `render` is the table a person reads.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What git-retcon owns, and nothing else (DESIGN.md): names refused at save time,
+"""What git-retcon owns, and nothing else (ARCHITECTURE.md): names refused at save time,
 branches it did not make never moved or deleted, a checked-out branch never moved."""
 from __future__ import annotations
 

@@ -56,7 +56,7 @@ class Hunk:
     old_mode: int = 0
     new_mode: int = 0
     new_oid: str | None = None
-    # Additions to the contract, all optional:
+    # Optional fields, beyond what every hunk has:
     old_oid: str | None = None  # the entry the hunk was computed against (staleness check)
     old_size: int = 0  # size of the old blob, for whole-file kinds
     similarity: int = 0  # rename similarity in percent

@@ -1,4 +1,4 @@
-"""What git-retcon owns, and nothing else (DESIGN.md): the one place for the rule.
+"""What git-retcon owns, and nothing else (ARCHITECTURE.md): the one place for the rule.
 
 git-retcon creates, moves, deletes and pushes only its own refs (refs/retcon*,
 refs/notes/retcon*), its worktrees, and cleaned branches that it created. A cleaned

@@ -1,4 +1,4 @@
-"""What the model may call: exactly the contract's tools, bound to one step.
+"""What the model may call: the tools the man page documents (MODELS), bound to one step.
 
 Every tool acts on the build worktree only; paths go through Worktree.confine.
 A tool that refuses raises, and llm hands the message back to the model as
@@ -323,7 +323,7 @@ class Session:
             raise machine from exc
 
     def tools(self) -> list[ToolDef]:
-        """The llm Tool objects, named exactly as the contract says."""
+        """The llm Tool objects, named exactly as documented (a model's prompts name them)."""
         fns: list[Callable[..., object]] = [
             self.read_diff, self.apply_hunks, self.read_file, self.write_file, self.edit_file,
             self.delete_file, self.run_build, self.run_tests, self.create_commit, self.stuck]

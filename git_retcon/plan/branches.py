@@ -56,7 +56,7 @@ ONTO_FIX = "pick the branch the source was started from with --onto"
 def check_branches(repo: pygit2.Repository, spec: specmod.Spec) -> None:
     """Bad branches are refused before a spec is saved: a source or remote that does not
     resolve, and a `cleaned` name git refuses, that collides with another ref, or that
-    names a branch git-retcon did not make (DESIGN.md "What git-retcon owns")."""
+    names a branch git-retcon did not make (ARCHITECTURE.md, "What git-retcon owns")."""
     check_cleaned_name(repo, spec.cleaned, spec.source, spec.remote)
     fork = fork_point(repo, spec.source, spec.remote, ONTO_FIX)
     recorded = [full_sha(repo, sha) for c in spec.commits for sha in c.created]

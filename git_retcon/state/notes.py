@@ -1,6 +1,6 @@
 """Every note git-retcon writes: one typed definition each, read and written here.
 
-The JSON shapes are a public contract (DESIGN.md, "Machine-readable formats"):
+The JSON shapes are a public format (ARCHITECTURE.md, "Where state lives"; the man page):
 other tools read them with `git notes --ref=retcon show`. Notes are written
 compare-and-swap through Store.write_note. Readers get what is stored: a note
 written by hand or by an older version may lack keys, so they use `.get`.

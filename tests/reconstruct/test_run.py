@@ -84,7 +84,7 @@ def test_fix_loop_makes_a_wip_commit_from_the_remaining_diff(tmp_path, scripted)
     spec_text = retcon(repo, "spec", "show").out
     assert spec_text.count("commit_created") == 3 and spec_text.count('"complete"') == 2
 
-    # Each note keeps its public shape (DESIGN.md "Machine-readable formats"): other tools
+    # Each note keeps its public shape (ARCHITECTURE.md, "Where state lives"): other tools
     # read them, so no key may appear, vanish or change unnoticed.
     initial = notes(repo, repo.rev("feature-clean~2"))
     assert sorted(initial) == ["attempt", "build", "index", "invented", "kind", "model_calls", "model_seconds",

@@ -1,5 +1,5 @@
 """Ctrl-C during a build or test: the command's process group goes, and the user is told
-how to resume (exit 130), as DESIGN.md promises."""
+how to resume (exit 130), as ARCHITECTURE.md promises."""
 from __future__ import annotations
 
 import os

@@ -1,5 +1,5 @@
 """Build/test records are kept per (tree, command): specs with other commands on the same
-trees never erase each other's records (DESIGN.md "Where state lives")."""
+trees never erase each other's records (ARCHITECTURE.md, "Where state lives")."""
 from __future__ import annotations
 
 import json

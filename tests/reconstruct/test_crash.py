@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import time
 import pytest
 
 from testing.flow import ROOT, SPEC, call, feature_repo, retcon, retcon_proc, take, turn, write_script
+from testing.gitrepo import GitRepo
 
 SCRIPT = {"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")}
 
@@ -125,8 +127,17 @@ def test_killed_during_the_build_then_resumed(project, jobs):
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_killed_at_random_instants_until_done(project, jobs):
+def test_killed_at_random_instants_until_done(project, jobs, tmp_path):
     project.git("config", "retcon.model", "scripted")
+    # The instants are spread over the work of a whole run on this machine, measured on a copy
+    # (fixed ones would all fall after its end on a faster machine, or with faster code): past the
+    # start-up a command without work takes, the first two early enough that both land in the work.
+    spare = GitRepo(shutil.copytree(project.path, tmp_path / "spare"))
+    start = time.monotonic()
+    assert retcon_proc(spare, "status").code == 0
+    startup = time.monotonic() - start
+    assert retcon_proc(spare, "run", "--jobs", jobs).code == 0
+    work = max(time.monotonic() - start - 2 * startup, 0.1)
     rng = random.Random(1234)
     kills = 0
     for attempt in range(40):
@@ -134,8 +145,9 @@ def test_killed_at_random_instants_until_done(project, jobs):
                                 cwd=project.path, env={**os.environ, "PYTHONPATH": str(ROOT)},
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         try:
-            # Instants spread over a run; later ones grow so that the loop ends on a slow machine.
-            out, err = proc.communicate(timeout=rng.uniform(0.3, 1.5) * (1 + attempt / 4))
+            # Later instants grow, so that the loop ends however slow the machine is now.
+            share = 0.2 if attempt < 2 else rng.uniform(0.1, 0.9) * (1 + attempt / 8)
+            out, err = proc.communicate(timeout=startup + work * share)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
@@ -145,7 +157,7 @@ def test_killed_at_random_instants_until_done(project, jobs):
         break
     else:
         pytest.fail("the run never finished")
-    assert kills >= 2, "the instants were too late to test anything"
+    assert kills >= 2, f"the instants were too late to test anything ({kills} kills, {startup:.1f}s + {work:.1f}s)"
     assert_clean_result(project)
 
 

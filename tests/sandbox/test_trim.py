@@ -1,0 +1,55 @@
+"""What the runner keeps of a long output, and the one-line summary of a failure."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from git_retcon.sandbox.runner import Result, trim
+
+FIXTURES = Path(__file__).parent.parent / "rework" / "fixtures"
+
+
+def reason(output: str) -> str:
+    return Result("test", "x", "fail", 1.0, 1, trim(output)).reason()
+
+
+def test_the_lines_around_the_first_error_survive_with_the_head_and_the_tail():
+    raw = (FIXTURES / "make-long.txt").read_text()
+    lines = raw.splitlines()
+    at = lines.index("src/m10.c:1:10: fatal error: fmt.h: No such file or directory")
+    kept = trim(raw).splitlines()
+    assert kept[:15] == lines[:15] and kept[-60:] == lines[-60:]
+    assert lines[at - 1] in kept and lines[at] in kept and lines[at + 1] in kept   # the excerpt under it
+    assert any(line.startswith("[... ") and "omitted" in line for line in kept)
+
+
+def test_the_first_error_survives_the_character_cap():
+    noise = [f"test case {i} ... ok " + "x" * 80 for i in range(150)]
+    raw = "\n".join(noise[:100] + ["TypeError: c[k] is not a function", "    at test/colors.js:6:24"] + noise[100:])
+    text = trim(raw)
+    assert len(text) <= 6000 + 200
+    assert "TypeError: c[k] is not a function\n    at test/colors.js:6:24" in text
+    assert text.splitlines()[-1] == noise[-1]
+    assert reason(raw) == "TypeError: c[k] is not a function"
+
+
+def test_the_summary_is_the_cause_not_the_count_nor_a_frame():
+    raw = (FIXTURES / "cargo-build-long.txt").read_text()
+    assert raw.splitlines()[-1].startswith("error: could not compile `rs3` (lib) due to 1 previous error; 24 warnings")
+    assert reason(raw) == "error[E0583]: file not found for module `u128_ext`"
+    tape = (FIXTURES / "tape-typeerror.txt").read_text()
+    assert reason(tape) == "TypeError: c[k] is not a function"
+
+
+def test_a_path_into_a_build_worktree_is_shown_from_its_root():
+    raw = ("node:internal/modules/cjs/loader:1210\n\nError: Cannot find module "
+           "'/home/u/p/.git/retcon/worktrees/feature-clean/build'\nRequire stack:\n- /x/test/index.js\n")
+    assert reason(raw) == "Error: Cannot find module 'build'"
+
+
+def test_a_long_cause_is_cut_at_a_word():
+    r = reason("error: " + " ".join(["word"] * 60) + "\n")
+    assert len(r) <= 100 and r.endswith("word…")
+
+
+def test_nothing_recognised_says_the_exit_code():
+    assert reason("all good\nbut exit 2\n") == "exit 1"

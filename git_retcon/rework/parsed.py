@@ -1,14 +1,23 @@
 """What a failing build or test said, as locations, names, modules and tests; its evidence, trimmed."""
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 MAX_EVIDENCE_LINES = 40
 MAX_EVIDENCE_CHARS = 3000
+# Of an output no format recognised: its first lines, the lines around its first error, its last lines.
+_HEAD, _BEFORE, _AFTER, _TAIL = 5, 3, 12, 15
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+# A line that says something failed, in any language (a warning is not one).
+FIRST_ERROR = re.compile(r"\berror\b|\bERROR\b|\w+Error\b|\bFAIL(?:ED)?\b|\bnot ok\b|panicked|Traceback|"
+                         r"undefined reference|cannot find|[Nn]o such file|not found|Cannot find|\bfailed\b|"
+                         r"\bException\b|✘|✖|×")
+# Paths that are never the project's, even inside the worktree: installed dependencies, build output.
+_NOT_OURS = re.compile(r"(?:^|/)(?:node_modules|\.cargo/registry|site-packages|\.venv|vendor/bundle)/")
 
 
 @dataclass(frozen=True)
@@ -30,9 +39,11 @@ class Parsed:
     locations: list[Location] = field(default_factory=list)
     names: list[str] = field(default_factory=list)      # identifiers reported missing
     modules: list[str] = field(default_factory=list)    # modules, headers, files reported missing
+    packages: list[str] = field(default_factory=list)   # dependencies reported missing (crates, npm, go modules)
     tests: list[str] = field(default_factory=list)      # failing test ids
     evidence: list[str] = field(default_factory=list)   # the lines that matter, in order
     tools: list[str] = field(default_factory=list)      # which formats were recognised
+    cause: str = ""             # the first error's own words: the failure in one line
     interrupted: bool = False   # the tests did not all run (collection error, build failed)
 
     @property
@@ -47,24 +58,47 @@ class Collector:
         self.root = root.rstrip("/") + "/" if root else None
         self.out = Parsed()
         self.evidence_at: set[int] = set()
+        self.seen: set[int] = set()             # lines a format read and set aside (a warning's block, JSON)
+        self.shown: dict[int, list[str]] = {}   # what evidence shows for a line (a JSON message: its text)
+        self._cause: tuple[int, str] | None = None
 
     def path(self, raw: str) -> str | None:
         p = raw.strip().strip("'\"")
+        if p.startswith("file://"):
+            p = p[len("file://"):]
         if p.startswith("/"):
             if self.root and p.startswith(self.root):
-                return p[len(self.root):]
-            return None  # the standard library, a toolchain, a temp file: not the project's
+                p = p[len(self.root):]
+            else:
+                return None  # the standard library, a toolchain, a temp file: not the project's
         while p.startswith("./"):
             p = p[2:]
-        return p or None
+        if not p or _NOT_OURS.search(p) or p.startswith("node:"):
+            return None
+        return p
+
+    def relative(self, spec: str, importer: str | None) -> str:
+        """A module or file as it was asked for (`../colors.mjs`, an absolute path in the worktree),
+        as a path from the worktree's root when it can be told, else as it was written."""
+        s = spec.strip().strip("'\"")
+        if s.startswith("file://"):
+            s = s[len("file://"):]
+        if s.startswith("/"):
+            return self.path(s) or s
+        src = self.path(importer) if importer else None
+        if s.startswith(("./", "../")) and src is not None:
+            joined = posixpath.normpath(posixpath.join(posixpath.dirname(src), s))
+            if not joined.startswith("../"):
+                return joined
+        return s
 
     def location(self, tool: str, raw_path: str, line: str | int | None = None,
-                  col: str | int | None = None, message: str = "") -> bool:
+                 col: str | int | None = None, message: str = "") -> bool:
         """Record a location; False when it is outside root or already known."""
         p = self.path(raw_path)
         if p is None:
             return False
-        loc = Location(p, int(line) if line else None, int(col) if col else None, message.strip()[:300])
+        loc = Location(p, int(line) if line else None, int(col) if col else None, self.unroot(message.strip())[:300])
         for i, old in enumerate(self.out.locations):
             if (old.path, old.line) == (loc.path, loc.line):
                 if not old.message and loc.message:
@@ -74,19 +108,29 @@ class Collector:
         self.tool(tool)
         return True
 
+    def unroot(self, text: str) -> str:
+        """text with the worktree's absolute paths written as the model knows them: relative."""
+        if not self.root:
+            return text
+        return text.replace("file://" + self.root, "").replace(self.root, "")
+
+    def cause(self, i: int, text: str) -> None:
+        """The first error's words (by its line in the output), for the one-line summary."""
+        if self._cause is None or i < self._cause[0]:
+            self._cause = (i, self.unroot(text.strip()))
+
     def tool(self, name: str) -> None:
         if name not in self.out.tools:
             self.out.tools.append(name)
 
     def name(self, value: str) -> None:
-        value = value.strip()
-        if value and value not in self.out.names:
-            self.out.names.append(value)
+        _add(self.out.names, value)
 
     def module(self, value: str) -> None:
-        value = value.strip()
-        if value and value not in self.out.modules:
-            self.out.modules.append(value)
+        _add(self.out.modules, value)
+
+    def package(self, value: str) -> None:
+        _add(self.out.packages, value)
 
     def missing(self, text: str, names: Iterable[re.Pattern[str]], modules: Iterable[re.Pattern[str]] = ()) -> None:
         """The names (group `n`) and modules (group `m`) that text reports missing."""
@@ -100,19 +144,63 @@ class Collector:
                 self.module(m["m"])
 
     def test(self, value: str) -> None:
-        value = value.strip()
-        if value and value not in self.out.tests:
-            self.out.tests.append(value)
+        _add(self.out.tests, value)
 
-    def keep(self, i: int) -> None:
+    def keep(self, i: int, shown: list[str] | None = None) -> None:
         self.evidence_at.add(i)
+        if shown is not None:
+            self.shown[i] = shown
 
+    def finish(self, lines: list[str]) -> Parsed:
+        """The evidence in output order, paths under root relative; the cause."""
+        out: list[str] = []
+        for i in sorted(self.evidence_at):
+            for line in self.shown.get(i, [lines[i]]):
+                if line.strip():
+                    out.append(self.unroot(line.rstrip()))
+        self.out.evidence = out
+        if self._cause is not None:
+            self.out.cause = self._cause[1]
+        return self.out
+
+
+def _add(values: list[str], value: str) -> None:
+    value = value.strip()
+    if value and value not in values:
+        values.append(value)
+
+
+def first_error(lines: list[str]) -> int | None:
+    """The index of the first line that says something failed (not a warning)."""
+    for i, line in enumerate(lines):
+        if FIRST_ERROR.search(line) and not re.match(r"\s*(?:warning|note|help)\b", line, re.I):
+            return i
+    return None
+
+
+def _unrecognised(output: str) -> list[str]:
+    """An output no format knew: its head, the lines around its first error, and its tail."""
+    lines = [ANSI.sub("", line).rstrip() for line in output.splitlines() if line.strip()]
+    if len(lines) <= _HEAD + _BEFORE + _AFTER + _TAIL:
+        return lines
+    at = first_error(lines)
+    keep = set(range(_HEAD)) | set(range(len(lines) - _TAIL, len(lines)))
+    if at is not None:
+        keep |= set(range(max(at - _BEFORE, 0), min(at + _AFTER, len(lines))))
+    out: list[str] = []
+    prev = -1
+    for i in sorted(keep):
+        if i > prev + 1:
+            out.append(f"[... {i - prev - 1} lines ...]")
+        out.append(lines[i])
+        prev = i
+    return out
 
 
 def evidence(parsed: Parsed, output: str) -> str:
-    """The lines that matter, at most MAX_EVIDENCE_LINES / MAX_EVIDENCE_CHARS; the
-    output's tail when no format was recognised."""
-    lines = parsed.evidence or [ANSI.sub("", line).rstrip() for line in output.splitlines() if line.strip()][-25:]
+    """The lines that matter, at most MAX_EVIDENCE_LINES / MAX_EVIDENCE_CHARS; of an output
+    no format recognised, its head, the lines around its first error and its tail."""
+    lines = parsed.evidence or _unrecognised(output)
     out: list[str] = []
     size = 0
     for line in lines:

@@ -122,7 +122,7 @@ def test_rustc():
 def test_tsc_plain_and_pretty_with_colours(name):
     p = parsed(name, "ts")
     assert keys(p) == ["src/index.ts:1", "src/index.ts:2", "src/index.ts:9"]
-    assert p.names == ["slugify", "wordCount"] and p.modules == ["./config"]
+    assert p.names == ["slugify", "wordCount"] and p.modules == ["src/config"]   # ./config from src/index.ts
     assert p.tools == ["tsc"]
     assert all("\x1b" not in line for line in p.evidence)
 

@@ -1,0 +1,144 @@
+"""Python: pytest, unittest, tracebacks, mypy and ruff."""
+from __future__ import annotations
+
+import re
+
+from git_retcon.rework.formats.common import ARROW
+from git_retcon.rework.parsed import Collector
+
+_PY_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
+_PY_EXC = re.compile(r"^(?:E\s+)?(?P<exc>(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Failure))"
+                     r"(?::\s*(?P<msg>.*))?$")
+_PY_MISSING_NAME = [
+    re.compile(r"NameError: name '(?P<n>\w+)' is not defined"),
+    re.compile(r"ImportError: cannot import name '(?P<n>\w+)' from"),
+    re.compile(r"AttributeError: (?:module|type object|'[\w.]+' object) '?[\w.]*'? ?has no attribute '(?P<n>\w+)'"),
+]
+_PY_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '(?P<m>[\w.]+)'")
+_PYTEST_LOC = re.compile(r"^(?P<path>[^\s:][^:]*\.py):(?P<line>\d+): ?(?P<msg>(?:in \S+|\w+)?)\s*$")
+_PYTEST_SUMMARY = re.compile(r"^(?P<kind>FAILED|ERROR) (?P<id>\S+)(?: - (?P<msg>.*))?$")
+_PYTEST_INTERRUPTED = re.compile(r"^!+ Interrupted: \d+ errors? during collection")
+_UNITTEST = re.compile(r"^(?P<kind>FAIL|ERROR): (?P<test>\w+) \((?P<where>[\w.]+)\)")
+
+
+def python(lines: list[str], c: Collector) -> None:
+    frames: list[tuple[int, str, str]] = []
+    for i, line in enumerate(lines):
+        m = _PY_FRAME.match(line)
+        if m:
+            frames.append((i, m["path"], m["line"]))
+            continue
+        m = _PYTEST_LOC.match(line)
+        if m:
+            # pytest's long traceback: `path:line: ExcName` closes an `E ...` block.
+            msg = _last_e_line(lines, i) if m["msg"] and not m["msg"].startswith("in ") else m["msg"]
+            c.location("pytest", m["path"], m["line"], None, msg)
+            c.keep(i)
+            continue
+        m = _PYTEST_SUMMARY.match(line)
+        if m:
+            c.test(m["id"])
+            if m["msg"]:
+                c.cause(i, m["msg"])
+            path = m["id"].split("::")[0]
+            # The summary names the test file; a traceback above it says more, when there is one.
+            if path.endswith(".py") and not any(ln.path == c.path(path) for ln in c.out.locations):
+                c.location("pytest", path, None, None, m["msg"] or m["kind"])
+            c.keep(i)
+            continue
+        if _PYTEST_INTERRUPTED.match(line):
+            c.out.interrupted = True
+            c.keep(i)
+            continue
+        m = _UNITTEST.match(line)
+        if m:
+            c.test(f"{m['where']}" if m["where"].endswith("." + m["test"]) else f"{m['where']}.{m['test']}")
+            c.tool("unittest")
+            c.keep(i)
+            continue
+        if line.startswith((">   ", ">\t", "E  ")):
+            c.keep(i)  # pytest's failing source line and its error text
+        m = _PY_EXC.match(line.strip())
+        if m:
+            c.cause(i, re.sub(r"^E\s+", "", line.strip()))
+            _py_missing(line, c)
+            if frames:
+                # The deepest frame inside the project is where it failed.
+                for _, path, ln in reversed(frames):
+                    if c.path(path) is not None:
+                        c.location("python", path, ln, None, line.strip())
+                        break
+                for fi, _, _ in frames[-3:]:
+                    c.keep(fi)
+                    if fi + 1 < len(lines):
+                        c.keep(fi + 1)
+                frames = []
+            c.keep(i)
+        elif "Error: " in line:
+            _py_missing(line, c)
+
+
+def _py_missing(line: str, c: Collector) -> None:
+    c.missing(line, _PY_MISSING_NAME, [_PY_MISSING_MODULE])
+
+
+def _last_e_line(lines: list[str], i: int) -> str:
+    """The error an `E ...` block above pytest's location line starts with."""
+    j = i - 1
+    while j >= 0 and not lines[j].startswith("E "):
+        if lines[j].startswith(("_" * 10, "=" * 10)):
+            return ""
+        j -= 1
+    while j > 0 and lines[j - 1].startswith("E "):
+        j -= 1
+    return lines[j][1:].strip() if j >= 0 else ""
+
+
+_MYPY = re.compile(r"^(?P<path>[^\s:][^:]*\.pyi?):(?P<line>\d+)(?::(?P<col>\d+))?: "
+                   r"error: (?P<msg>.*?)(?:\s+\[[\w-]+\])?$")
+_MYPY_NAMES = [
+    re.compile(r'Name "(?P<n>\w+)" is not defined'),
+    re.compile(r'Module "[\w.]+" has no attribute "(?P<n>\w+)"'),
+    re.compile(r'Module "[\w.]+" does not explicitly export attribute "(?P<n>\w+)"'),
+    re.compile(r'"[\w.\[\], ]+" has no attribute "(?P<n>\w+)"'),
+]
+_MYPY_MODULE = re.compile(r'Cannot find implementation or library stub for module named "(?P<m>[\w.]+)"')
+
+
+def mypy(lines: list[str], c: Collector) -> None:
+    for i, line in enumerate(lines):
+        m = _MYPY.match(line)
+        if not m:
+            continue
+        c.location("mypy", m["path"], m["line"], m["col"], m["msg"])
+        c.cause(i, f"{m['path']}:{m['line']}: {m['msg']}")
+        c.keep(i)
+        c.missing(m["msg"], _MYPY_NAMES, [_MYPY_MODULE])
+
+
+_RUFF_CONCISE = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): "
+                           r"(?P<code>[A-Z]+\d+) (?:\[\*\] )?(?P<msg>.*)$")
+_RUFF_HEAD = re.compile(r"^(?P<code>[A-Z]{1,4}\d{2,4}) (?:\[\*\] )?(?P<msg>.+)$")
+_RUFF_NAME = re.compile(r"Undefined name `(?P<n>\w+)`")
+
+
+def ruff(lines: list[str], c: Collector) -> None:
+    for i, line in enumerate(lines):
+        m = _RUFF_CONCISE.match(line)
+        head = _RUFF_HEAD.match(line) if not m else None
+        arrow = ARROW.match(lines[i + 1]) if head and i + 1 < len(lines) else None
+        if m:
+            c.location("ruff", m["path"], m["line"], m["col"], f"{m['code']} {m['msg']}")
+            msg = m["msg"]
+            c.cause(i, line.strip())
+        elif head and arrow:
+            c.location("ruff", arrow["path"], arrow["line"], arrow["col"], f"{head['code']} {head['msg']}")
+            c.keep(i + 1)
+            msg = head["msg"]
+            c.cause(i, f"{arrow['path']}:{arrow['line']}: {head['code']} {msg}")
+        else:
+            continue
+        c.keep(i)
+        n = _RUFF_NAME.search(msg)
+        if n:
+            c.name(n["n"])

@@ -40,32 +40,83 @@ def _definition(name: str) -> re.Pattern[bytes]:
         rb"func\s+(?:\([^)]*\)\s*)?" + n + rb"\s*[(\[]",                 # Go
         rb"export\b[^\n]*\b" + n + rb"\b",                              # TS/JS exports
         rb"(?:async\s+)?function\s*\*?\s*" + n + rb"\b",                # JS
+        rb"(?:module\.)?exports\." + n + rb"\s*=",                        # CommonJS
+        rb"(?:static\s+|async\s+|get\s+|set\s+)*" + n
+        + rb"\s*(?:\([^)\n]*\)\s*\{|:\s*(?:async\s+)?(?:function\b|\())",       # JS methods
+        rb"(?:[\w@]+\s+)*(?:fun|val|var|object|class|interface|record|@interface)\s+(?:<[^>]*>\s*)?"
+        rb"(?:[\w.<>]+\.)?" + n + rb"\b",                                   # Kotlin, Java
         rb"(?:const|let|var|interface|enum)\s+" + n + rb"\b",          # JS/TS
         rb"#\s*define\s+" + n + rb"\b",                                 # C macros
         rb"(?:typedef\b[^;]*\b" + n + rb"\s*;|struct\s+" + n + rb"\s*\{)",  # C types
-        rb"(?!return\b|else\b|case\b)[A-Za-z_][\w \t*]*[\s*]" + n + rb"\s*\([^;{]*\)\s*[{;]?\s*$",  # C
+        rb"(?!return\b|else\b|case\b|new\b)[A-Za-z_][\w \t*&<>,:]*[\s*&:]" + n + rb"\s*\([^;{]*\)\s*"
+        rb"(?:const\s*)?(?:throws [\w., ]+)?[{;]?\s*$",                   # C, C++ (ns::f), Java methods
     ]
     return re.compile(rb"^[ \t]*(?:" + rb"|".join(forms) + rb")", re.M)
 
 
-_FILE_EXT = re.compile(r"\.(?:h|hh|hpp|hxx|inc|rs|[cm]?[jt]sx?|go|py|pyi)$")
-_MODULE_FILES = (".py", "/__init__.py", ".ts", ".tsx", ".d.ts", ".js", "/index.ts", "/index.js", ".rs", "/mod.rs", "/")
+_FILE_EXT = re.compile(r"\.(?:h|hh|hpp|hxx|inc|rs|[cm]?[jt]sx?|go|py|pyi|java|kts?|c|cc|cpp|cxx|json|ya?ml|toml|"
+                       r"txt|md|csv|html|css|scss|sql|proto|xml|properties|wasm|node)$")
+# What provides a module named without its extension, most likely first: Python, JS/TS, Rust,
+# Go (a package is a directory), Java (a package is a directory: com.shop.money).
+_MODULE_FILES = (".py", "/__init__.py", ".ts", ".tsx", ".d.ts", ".js", ".mjs", ".cjs", ".jsx", ".json", "/index.ts",
+                 "/index.js", "/index.mjs", ".rs", "/mod.rs", "/")
+# An ESM import names the JavaScript file that TypeScript compiles to: './money.js' is money.ts.
+_COMPILED_FROM = {".js": (".ts", ".tsx"), ".mjs": (".mts",), ".cjs": (".cts",), ".jsx": (".tsx",)}
+_MANIFEST = re.compile(r"(?:^|/)(?:Cargo\.(?:toml|lock)|package(?:-lock)?\.json|yarn\.lock|pnpm-lock\.yaml|"
+                       r"go\.(?:mod|sum)|"
+                       r"pom\.xml|(?:build|settings)\.gradle(?:\.kts)?|requirements[^/]*\.txt|pyproject\.toml|"
+                       r"setup\.(?:cfg|py)|Pipfile|Gemfile|composer\.json|CMakeLists\.txt|meson\.build|vcpkg\.json)$")
 
 
 _IMPORT = re.compile(rb"^[ \t]*(?:import\s|from\s+\S+\s+import\s|#\s*include\s|use\s+[\w:{]|"
-                     rb"(?:const|let|var)\s+\w+\s*=\s*require\(|extern\s+crate\s)", re.M)
+                     rb"(?:const|let|var)\s+\w+\s*=\s*require\(|extern\s+crate\s|\"[\w./-]+\"\s*$)", re.M)
 
 
-def _module_suffixes(module: str) -> list[str]:
-    """Paths that would provide a missing module (Python dotted, TS relative, Rust),
-    header or file."""
+def _module_suffixes(module: str) -> list[list[str]]:
+    """Paths that would provide a missing module (Python dotted, JS/TS relative or resolved,
+    Rust, Go and Java packages), header or file: levels, most specific first."""
     m = module.strip()
     while m.startswith(("./", "../")):
         m = m.split("/", 1)[1]
-    if _FILE_EXT.search(m):
-        return [m]
+    ext = _FILE_EXT.search(m)
+    if ext:
+        stem = m[: ext.start()]
+        return [[m] + [stem + alt for alt in _COMPILED_FROM.get(ext.group(0), ())]]
     base = m if "/" in m else m.replace(".", "/")
-    return [base + ext for ext in _MODULE_FILES]
+    levels = [[base + e for e in _MODULE_FILES]]
+    parts = base.split("/")
+    if "." in parts[0] and len(parts) > 1:
+        # A Go import path (example.com/shop/tax): the module's own packages are directories
+        # named by the path's tail, under wherever the module's root is.
+        levels += [["/".join(parts[k:]) + "/"] for k in range(1, len(parts))]
+    return levels
+
+
+def _mentions(package: str) -> re.Pattern[bytes]:
+    """A dependency's name as a manifest writes it (a crate's - and _ are one), or an import
+    path's module (example.com/lib for example.com/lib/sub)."""
+    variants = {package, package.replace("_", "-"), package.replace("-", "_")}
+    parts = package.split("/")
+    if "." in parts[0]:
+        variants |= {"/".join(parts[:k]) for k in range(2, len(parts))}
+    alts = b"|".join(re.escape(v.encode()) for v in sorted(variants, key=len, reverse=True))
+    return re.compile(rb"(?<![\w.-])(?:" + alts + rb")(?![\w-])")
+
+
+def _providers(module: str, remaining: list[Hunk]) -> list[Hunk]:
+    """The hunks that add or change the file (or the directory) a missing module is: the first
+    of its likely paths that the remaining diff has, itself before any file it ends."""
+    for level in _module_suffixes(module):
+        for suffix in level:
+            hits = [h for h in remaining if _is(h.path, suffix)] \
+                or [h for h in remaining if _ends_with(h.path, suffix)]
+            if hits:
+                return hits
+    return []
+
+
+def _is(path: str, suffix: str) -> bool:
+    return path.startswith(suffix) if suffix.endswith("/") else path == suffix
 
 
 def _ends_with(path: str, suffix: str) -> bool:
@@ -119,11 +170,15 @@ def blame(parsed: Parsed, commit_hunks: list[Hunk], remaining: list[Hunk],
             if h.id not in found and h.path == c.hunk.path and h.kind == "modify" and _IMPORT.search(h.added):
                 found[h.id] = Candidate(h, f"imports in {h.path}, next to that definition")
     for module in parsed.modules:
-        for suffix in _module_suffixes(module):
-            for h in remaining:
-                if h.id not in found and _ends_with(h.path, suffix):
-                    verb = "adds" if h.kind == "add" else "changes"
-                    found[h.id] = Candidate(h, f"{verb} {h.path} (missing `{module}`)")
+        for h in _providers(module, remaining):
+            if h.id not in found:
+                verb = "adds" if h.kind == "add" else "changes"
+                found[h.id] = Candidate(h, f"{verb} {h.path} (missing `{module}`)")
+    for package in parsed.packages:
+        rx = _mentions(package)
+        for h in remaining:
+            if h.id not in found and _MANIFEST.search(h.path) and h.kind in ("modify", "add") and rx.search(h.added):
+                found[h.id] = Candidate(h, f"declares `{package}` in {h.path} (missing package)")
     failing = {loc.path for loc in locations}
     for h in remaining:
         if h.id not in found and h.path in failing:

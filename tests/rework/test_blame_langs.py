@@ -1,0 +1,150 @@
+"""Each language's real failure, blamed on a real repository: the remaining diff holds the
+change that defines or adds what the failure misses, beside changes that do not, and the
+candidates are exactly the ones that do."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from git_retcon import diff, rework
+
+FIXTURES = Path(__file__).parent / "fixtures"
+UNRELATED = {"README.md": "# shop\n\nA shop.\n", "docs/tax.md": "# tax\n", "scripts/release.sh": "echo ok\n"}
+
+
+def remaining_of(repo, base: dict[str, str], added: dict[str, str]) -> list[diff.Hunk]:
+    """The remaining diff of a cleaned branch still at base, its source having added `added`."""
+    repo.commit("base", base)
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("feature", {**added, **UNRELATED})
+    g = pygit2.Repository(str(repo.path))
+    tree = {rev: str(g.revparse_single(rev).peel(pygit2.Commit).tree_id) for rev in ("main", "feature")}
+    return diff.remaining(g, tree["main"], tree["feature"])
+
+
+def candidates(name: str, root: str, remaining: list[diff.Hunk], known: list[str]) -> dict[str, str]:
+    p = rework.parse((FIXTURES / name).read_text(), "/tmp/i22cap/" + root)
+    b = rework.blame(p, [], remaining, known)
+    return {c.hunk.path: c.reason for c in b.candidates}
+
+
+def test_rust_module_file_import_crate_and_type(repo):
+    remaining = remaining_of(repo, {
+        "Cargo.toml": '[package]\nname = "rs"\nversion = "0.1.0"\n\n[dependencies]\nserde = "1"\n',
+        "src/lib.rs": "mod u128_ext;\n",
+    }, {
+        "Cargo.toml": '[package]\nname = "rs"\nversion = "0.1.0"\n\n[dependencies]\nserde = "1"\nitoa-extra = "0.3"\n',
+        "src/u128_ext.rs": "pub fn to_string(n: u128) -> String { n.to_string() }\n",
+        "src/fmt.rs": "pub fn money(n: u64) -> String { format!(\"{n}\") }\n",
+        "src/config.rs": "#[derive(Default)]\npub struct Config {\n    pub width: usize,\n}\n",
+        "src/other.rs": "pub fn other() {}\n",
+    })
+    found = candidates("cargo-build-e0583.txt", "rs", remaining, ["src/lib.rs"])
+    assert set(found) == {"src/u128_ext.rs", "src/fmt.rs", "src/config.rs", "Cargo.toml"}
+    assert found["src/u128_ext.rs"] == "adds src/u128_ext.rs (missing `u128_ext`)"
+    assert found["Cargo.toml"] == "declares `itoa_extra` in Cargo.toml (missing package)"   # itoa-extra
+    assert found["src/config.rs"].startswith("defines `Config` (pub struct Config {")
+
+
+@pytest.mark.parametrize("name, module", [("node-esm-notfound.txt", "colors.mjs"),
+                                          ("node-cjs-notfound.txt", "colors.js")])
+def test_node_module_not_found_finds_the_file_it_resolves_to(repo, name, module):
+    # lib/colors.* would also end with the name: the module resolved against its importer is colors.* at the root.
+    remaining = remaining_of(repo, {"test/esm.mjs": "", "test/cjs.js": ""},
+                             {"colors.mjs": "export const red = 1;\n", "colors.js": "exports.red = 1;\n",
+                              "lib/colors.mjs": "export const x = 1;\n", "lib/colors.js": "exports.x = 1;\n"})
+    found = candidates(name, "js", remaining, ["test/esm.mjs", "test/cjs.js"])
+    assert list(found) == [module]
+
+
+def test_node_enoent_reference_error_and_test_runner_modules(repo):
+    remaining = remaining_of(repo, {"src/slug.js": "", "test/enoent.js": ""}, {
+        "fixtures/data.json": "{}\n",
+        "src/text.js": "function slugify(s) {\n  return s.toLowerCase();\n}\nmodule.exports = { slugify };\n",
+        "src/tax.js": "exports.tax = (n) => n / 5;\n",
+        "src/tax.mjs": "export const tax = (n) => n / 5;\n",
+        "src/money.js": "exports.format = (c) => padCents(c);\nfunction padCents(c) {\n  return String(c);\n}\n",
+    })
+    known = ["src/slug.js", "test/enoent.js"]
+    assert list(candidates("node-enoent.txt", "js", remaining, known)) == ["fixtures/data.json"]
+    assert list(candidates("node-referenceerror.txt", "js", remaining, known)) == ["src/text.js"]
+    assert list(candidates("mocha-missing.txt", "js", remaining, known)) == ["src/tax.js"]
+    assert list(candidates("vitest.txt", "js", remaining, known)) == ["src/money.js", "src/tax.mjs"]
+    jest = candidates("jest.txt", "js", remaining, known)
+    assert jest["src/money.js"].startswith("defines `padCents`") and "src/tax.js" in jest
+
+
+def test_typescript_export_name_and_module_compiled_from_ts(repo):
+    remaining = remaining_of(repo, {"src/colors.ts": "export const red = (s: string) => s;\n", "src/index.ts": ""}, {
+        "src/colors.ts": "export const red = (s: string) => s;\nexport const bold = (s: string) => s;\n",
+        "src/money.ts": "export const format = (n: number) => String(n);\n",
+        "src/slug.ts": "export function slugify(s: string): string {\n  return s;\n}\n",
+    })
+    found = candidates("tsc5.txt", "ts", remaining, ["src/index.ts", "src/colors.ts"])
+    assert set(found) == {"src/colors.ts", "src/money.ts", "src/slug.ts"}
+    assert found["src/money.ts"] == "adds src/money.ts (missing `src/money.js`)"
+
+
+def test_go_undefined_names_and_a_package_of_the_module(repo):
+    remaining = remaining_of(repo, {"go.mod": "module example.com/shop\n\ngo 1.19\n",
+                                    "money/money.go": "package money\n", "cmd/shop/main.go": "package main\n"}, {
+        "money/helpers.go": 'package money\n\nimport "strconv"\n\n'
+                            'func itoa(n int) string { return strconv.Itoa(n) }\n\n'
+                            'func pad2(n int) string {\n\treturn itoa(n)\n}\n',
+        "tax/tax.go": "package tax\n\nfunc Add(n int) int { return n }\n",
+    })
+    known = ["money/money.go", "cmd/shop/main.go", "go.mod"]
+    assert list(candidates("go-test-buildfailed.txt", "go", remaining, known)) == ["money/helpers.go"]
+    assert list(candidates("go-vet-undefined.txt", "go", remaining, known)) == ["money/helpers.go"]
+    pkg = candidates("go-test-package.txt", "go", remaining, known)
+    assert list(pkg) == ["tax/tax.go"]                     # not docs/tax.md
+    assert pkg["tax/tax.go"] == "adds tax/tax.go (missing `example.com/shop/tax`)"
+
+
+def test_java_package_symbols_and_junit_frame(repo):
+    main = "src/main/java/com/shop/"
+    remaining = remaining_of(repo, {main + "App.java": "", "src/test/java/com/shop/AppTest.java": ""}, {
+        main + "money/Money.java": "package com.shop.money;\n\npublic final class Money {\n}\n",
+        main + "Tax.java": "package com.shop;\n\npublic class Tax {\n}\n",
+        main + "Util.java": "package com.shop;\n\nclass Util {\n    static int doubleIt(int n) {\n"
+                            "        return 2 * n;\n    }\n}\n",
+    })
+    found = candidates("javac-symbol.txt", "java", remaining, [main + "App.java"])
+    assert set(found) == {main + "money/Money.java", main + "Tax.java", main + "Util.java"}
+    assert found[main + "Util.java"].startswith("defines `doubleIt`")
+    p = rework.parse((FIXTURES / "junit-console.txt").read_text(), "/tmp/i22cap/java")
+    b = rework.blame(p, [], remaining, [main + "App.java", "src/test/java/com/shop/AppTest.java"])
+    assert [loc.key for loc in b.locations] == ["src/test/java/com/shop/AppTest.java:10"]
+
+
+def test_kotlin_unresolved_references(repo):
+    remaining = remaining_of(repo, {"src/shop/App.kt": ""}, {
+        "src/shop/money/Money.kt": "package shop.money\n\nobject Money {\n    fun format(c: Int) = c.toString()\n}\n",
+        "src/shop/Text.kt": "package shop\n\nfun slug(s: String): String = s.lowercase()\n",
+    })
+    found = candidates("kotlinc-unresolved.txt", "kt", remaining, ["src/shop/App.kt"])
+    assert set(found) == {"src/shop/money/Money.kt", "src/shop/Text.kt"}
+
+
+def test_cpp_header_undeclared_function_and_link_error(repo):
+    remaining = remaining_of(repo, {"src/main.cpp": "", "src/report.cpp": "", "src/app.cpp": ""}, {
+        "include/shop/money.hpp": "#pragma once\n#include <string>\nnamespace shop { std::string format(int c); }\n",
+        "src/money.cpp": '#include <string>\n\nstd::string format_cents(int cents) {\n    return "";\n}\n',
+        "src/util.cpp": '#include "../include/util.hpp"\n\nint shop::clamp(int v, int lo, int hi) {\n'
+                        "    return v < lo ? lo : v > hi ? hi : v;\n}\n",
+    })
+    known = ["src/main.cpp", "src/report.cpp", "src/app.cpp"]
+    assert list(candidates("gxx-header.txt", "cpp", remaining, known)) == ["include/shop/money.hpp"]
+    assert list(candidates("gxx-undeclared.txt", "cpp", remaining, known)) == ["src/money.cpp"]
+    link = candidates("gxx-link.txt", "cpp", remaining, known)
+    assert list(link) == ["src/util.cpp"] and link["src/util.cpp"].startswith("defines `clamp`")
+
+
+def test_npm_package_missing_from_the_manifest(repo):
+    remaining = remaining_of(repo, {"package.json": '{\n  "name": "x",\n  "dependencies": {}\n}\n'},
+                             {"package.json": '{\n  "name": "x",\n  "dependencies": {\n'
+                                              '    "kleur-extra": "^1.0.0"\n  }\n}\n'})
+    found = candidates("node-esm-package.txt", "js", remaining, [])
+    assert found == {"package.json": "declares `kleur-extra` in package.json (missing package)"}

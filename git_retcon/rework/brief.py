@@ -12,15 +12,28 @@ CONSTRAINT = ("Take what is missing from the remaining diff first (apply_hunks w
               "Do not edit tests to make them pass: they say what is right.")
 
 
+MAX_CAUSE = 120     # characters of the cause on the brief's first line
+
+
 @dataclass
 class Brief:
     text: str
     record: dict[str, object]      # what goes into the WIP commit's note
 
 
+def first_line(headline: str, parsed: Parsed) -> str:
+    """The brief's first line (a WIP commit's default message): the headline and the cause."""
+    cause = " ".join(parsed.cause.split())
+    if not cause:
+        return headline
+    if len(cause) > MAX_CAUSE:
+        cause = cause[: MAX_CAUSE - 1].rsplit(" ", 1)[0] + "…"
+    return f"{headline}: {cause}"
+
+
 def brief(headline: str, output: str, parsed: Parsed, b: Blame, attempts: dict[str, int]) -> Brief:
     """The rework brief: evidence, the blamed change, the candidates, the constraint."""
-    parts = [headline, "", "Evidence:", evidence(parsed, output)]
+    parts = [first_line(headline, parsed), "", "Evidence:", evidence(parsed, output)]
     if b.locations:
         shown = []
         for loc in b.locations[:10]:
@@ -32,7 +45,8 @@ def brief(headline: str, output: str, parsed: Parsed, b: Blame, attempts: dict[s
     else:
         parts += ["", ("Where it fails: no file and line could be read from the output "
                        "(an environment problem, a flaky test, or a format git-retcon does not know)")]
-    missing = [f"`{n}`" for n in parsed.names] + [f"module `{m}`" for m in parsed.modules]
+    missing = ([f"`{n}`" for n in parsed.names] + [f"module `{m}`" for m in parsed.modules]
+               + [f"package `{p}`" for p in parsed.packages])
     if missing:
         parts.append("Missing: " + ", ".join(missing[:20]))
     if b.candidates:
@@ -50,7 +64,7 @@ def brief(headline: str, output: str, parsed: Parsed, b: Blame, attempts: dict[s
     parts += ["", "Constraint: " + CONSTRAINT]
     record: dict[str, object] = {
         "locations": [ln.key for ln in b.locations],
-        "names": parsed.names, "modules": parsed.modules, "tests": parsed.tests,
+        "names": parsed.names, "modules": parsed.modules, "packages": parsed.packages, "tests": parsed.tests,
         "blamed": sorted({ln.path for ln, _ in b.in_commit}),
         "candidates": [c.hunk.id for c in b.candidates],
     }

@@ -9,14 +9,14 @@ from git_retcon import diff as hunks
 from git_retcon.git.plumbing import get_tree
 from git_retcon.rework.blame import Blame, blame
 from git_retcon.rework.brief import Brief, brief
-from git_retcon.rework.escalation import Observation, observe
+from git_retcon.rework.escalation import Observation, Phase, observe
 from git_retcon.rework.parsed import Location, Parsed
 from git_retcon.rework.parsers import parse
 
 
 @dataclass(frozen=True)
 class Failure:
-    phase: str                  # build, test, or tree (the last commit's tree differs from the source)
+    phase: Phase                # build, test, or tree (the last commit's tree differs from the source)
     headline: str               # e.g. "Test failed: `pytest -q` (exit 1)"
     output: str = ""            # the command's output, trimmed
     paths: tuple[str, ...] = ()  # for a tree failure: the paths that still differ

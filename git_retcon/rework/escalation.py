@@ -5,17 +5,19 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 from git_retcon.rework.blame import Blame
 from git_retcon.rework.parsed import Parsed, evidence
 
+Phase = Literal["build", "test", "tree"]   # what failed: a command, or the last commit's tree
 PERSISTENT_ATTEMPTS = 3      # rework attempts on one location before it is a trouble spot
 
 @dataclass(frozen=True)
 class Observation:
     """One failing verification, as the escalation rules see it."""
 
-    phase: str                  # build, test, or tree (the final tree differs)
+    phase: Phase                # build, test, or tree (the final tree differs)
     keys: frozenset[str]        # failing locations
     tests: frozenset[str]       # failing test ids
     tests_ran: bool             # every test ran, so the ones not failing passed
@@ -44,7 +46,7 @@ def signature(parsed: Parsed, output: str) -> str:
     return text
 
 
-def observe(phase: str, output: str, parsed: Parsed, b: Blame, remaining: Iterable[str]) -> Observation:
+def observe(phase: Phase, output: str, parsed: Parsed, b: Blame, remaining: Iterable[str]) -> Observation:
     return Observation(
         phase=phase, keys=frozenset(ln.key for ln in b.locations), tests=frozenset(parsed.tests),
         tests_ran=phase == "test" and bool(parsed.tests) and not parsed.interrupted,

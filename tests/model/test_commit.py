@@ -65,5 +65,6 @@ def test_an_empty_fix_message_is_wip_and_the_failures_summary(tmp_path, scripted
               "2/extract": take("")})
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 0, res.text
-    assert repo.log("main..feature-clean")[1] == "WIP: Test failed: `python3 -c 'import app; app.main()'` (exit 1)"
+    assert repo.log("main..feature-clean")[1] == ("WIP: Test failed: `python3 -c 'import app; app.main()'` (exit 1): "
+                                                  "AttributeError: module 'util' has no attribute 'two'")
     assert note(repo, "feature-clean~1")["invented"]["count"] == 0

@@ -48,6 +48,19 @@ def test_rust_module_file_import_crate_and_type(repo):
     assert found["src/config.rs"].startswith("defines `Config` (pub struct Config {")
 
 
+def test_rust_brief_names_the_cause_and_the_candidates_not_the_warning(repo):
+    remaining = remaining_of(repo, {"src/lib.rs": "mod u128_ext;\n"},
+                             {"src/u128_ext.rs": "pub fn to_string(n: u128) -> String { n.to_string() }\n"})
+    output = (FIXTURES / "cargo-build-long.txt").read_text()
+    p = rework.parse(output, "/tmp/i22cap/rs3")
+    b = rework.blame(p, [], remaining, ["src/lib.rs"])
+    text = rework.brief("Build failed: `cargo build` (exit 101)", output, p, b, {}).text
+    first, rest = text.split("\n", 1)
+    assert first == "Build failed: `cargo build` (exit 101): error[E0583]: file not found for module `u128_ext`"
+    assert "  src/lib.rs:37: not changed by this commit" in rest and "src/lib.rs:1:" not in rest
+    assert [c.hunk.path for c in b.candidates] == ["src/u128_ext.rs"]
+
+
 @pytest.mark.parametrize("name, module", [("node-esm-notfound.txt", "colors.mjs"),
                                           ("node-cjs-notfound.txt", "colors.js")])
 def test_node_module_not_found_finds_the_file_it_resolves_to(repo, name, module):

@@ -43,8 +43,9 @@ _CAUSE = re.compile(
     r"(?:^|\s)(?:fatal )?error(?: TS\d+)?: |"                             # gcc, javac, mypy, tsc, kotlinc
     r"(?:^|[\s>:])(?:[\w$]+\.)*[A-Z]\w*(?:Error|Exception)(?: \[\w+\])?: |^\s*Error(?: \[\w+\])?: |"  # exceptions
     r"undefined reference to|\bundefined: |undeclared name: |panicked at|cannot find symbol|"
-    r"[Nn]o such file or directory|Cannot find module|[Uu]nresolved reference|no required module provides")
-_LOCATED = re.compile(r"^[^\s:]+\.\w+:\d+(?::\d+)?:? ")     # path:line: message
+    r"[Nn]o such file or directory|Cannot find module|[Uu]nresolved reference|no required module provides|"
+    r"not declared by package")
+_LOCATED = re.compile(r"^(?:vet: )?[^\s:]+\.\w+:\d+(?::\d+)?:? ")     # path:line: message
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _TEST_FAILED = re.compile(r"^\s*(?:not ok \d+|--- FAIL:|FAILED |FAIL:? |● |✖ |\d+\) )")
 _NOT_A_CAUSE = re.compile(r"^\s+at |^\s*(?:g?make(?:\[\d+\])?: \*\*\*|npm (?:ERR!|error)|warning\b)|"

@@ -224,3 +224,14 @@ def test_the_first_error_in_the_middle_of_a_long_output_survives_trimming():
     p = rework.parse(trim(raw), "/tmp/i22cap/clong")
     assert keys(p) == ["src/m10.c:1"] and p.modules == ["fmt.h"]
     assert summary("make-long.txt") == "src/m10.c:1:10: fatal error: fmt.h: No such file or directory"
+
+
+def test_go_vet_name_not_declared_and_a_test_file_not_found():
+    p = parsed("go-vet-notdeclared.txt", "spew")
+    assert p.names == ["SortValues"] and keys(p) == ["spew/common_test.go:144"]
+    assert summary("go-vet-notdeclared.txt") == \
+        "vet: spew/common_test.go:144:8: SortValues not declared by package spew"
+    t = parsed("go-test-enoent.txt", "gocmp")
+    assert t.modules == ["testdata/diffs"] and t.tests == ["TestDiff"]
+    assert "cmp/compare_test.go:63" in keys(t) and all(not k.startswith("/usr") for k in keys(t))
+    assert summary("go-test-enoent.txt") == "panic: open testdata/diffs: no such file or directory [recovered]"

@@ -11,12 +11,15 @@ _FAIL = re.compile(r"^\s*--- FAIL: (?P<id>\S+)")
 _NAMES = [re.compile(r"undefined: (?:\w+\.)?(?P<n>\w+)"),
           re.compile(r"undeclared name: (?P<n>\w+)"),
           re.compile(r"\w+\.(?P<n>\w+) undefined \(type"),
-          re.compile(r"has no field or method (?P<n>\w+)")]
+          re.compile(r"has no field or method (?P<n>\w+)"),
+          re.compile(r"(?P<n>\w+) not declared by package \w+")]
 # A package the build cannot find: in this module (a directory not added yet) or a dependency.
 _PACKAGE = [re.compile(r"no required module provides package (?P<m>[^\s;]+)"),
             re.compile(r"cannot find module providing package (?P<m>[^\s:;]+)"),
             re.compile(r'cannot find package "(?P<m>[^"]+)"'),
             re.compile(r"package (?P<m>\S+) is not in (?:GOROOT|std)")]
+# A file a test opens (go test runs in the package's folder: blame finds it by its tail).
+_FILE = re.compile(r"\bopen (?P<m>[^\s:]+): no such file or directory")
 _BUILD_FAILED = re.compile(r"^FAIL\s+\S+ \[(?:build|setup) failed\]")
 
 
@@ -38,6 +41,11 @@ def go(lines: list[str], c: Collector) -> None:
             continue
         if _BUILD_FAILED.match(line):
             c.out.interrupted = True
+            c.keep(i)
+        f = _FILE.search(line)
+        if f:
+            c.module(f["m"])
+            c.cause(i, line.strip())
             c.keep(i)
         for rx in _PACKAGE:
             pkg = rx.search(line)

@@ -152,7 +152,8 @@ def _tsc(i: int, line: str, c: Collector) -> bool:
         if m:
             c.location("tsc", m["path"], m["line"], m["col"], f"{m['code']}: {m['msg']}")
             c.keep(i)
-            c.cause(i, f"{c.path(m['path']) or m['path']}:{m['line']}: error {m['code']}: {m['msg']}")
+            if c.path(m["path"]) is not None:   # not an error in typescript's own lib files
+                c.cause(i, f"{c.path(m['path'])}:{m['line']}: error {m['code']}: {m['msg']}")
             c.missing(m["msg"], _TSC_NAMES)
             mod = _TSC_MODULE.search(m["msg"])
             if mod:

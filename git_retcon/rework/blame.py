@@ -5,14 +5,18 @@ the candidates.
 """
 from __future__ import annotations
 
+import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from git_retcon.diff.hunk import Hunk
+from git_retcon.rework.imports import imports
 from git_retcon.rework.parsed import Location, Parsed
 
-MAX_CANDIDATES = 15
+MAX_CANDIDATES = 30
+MAX_READ = 10          # failing files read for their other imports
+MAX_IMPORTED = 60      # files followed through their imports
 
 @dataclass(frozen=True)
 class Candidate:
@@ -83,7 +87,7 @@ def _module_suffixes(module: str) -> list[list[str]]:
         stem = m[: ext.start()]
         return [[m] + [stem + alt for alt in _COMPILED_FROM.get(ext.group(0), ())]]
     base = m if "/" in m else m.replace(".", "/")
-    levels = [[base + e for e in _MODULE_FILES]]
+    levels = [[base] + [base + e for e in _MODULE_FILES]]     # a file with no extension (testdata/diffs) too
     parts = base.split("/")
     if "." in parts[0] and len(parts) > 1:
         # A Go import path (example.com/shop/tax): the module's own packages are directories
@@ -103,25 +107,33 @@ def _mentions(package: str) -> re.Pattern[bytes]:
     return re.compile(rb"(?<![\w.-])(?:" + alts + rb")(?![\w-])")
 
 
-def _providers(module: str, remaining: list[Hunk]) -> list[Hunk]:
+def _providers(module: str, remaining: list[Hunk], loose: bool = True) -> list[Hunk]:
     """The hunks that add or change the file (or the directory) a missing module is: the first
     of its likely paths that the remaining diff has, itself before any file it ends."""
     for level in _module_suffixes(module):
         for suffix in level:
             hits = [h for h in remaining if _is(h.path, suffix)] \
-                or [h for h in remaining if _ends_with(h.path, suffix)]
+                or [h for h in remaining if loose and _ends_with(h.path, suffix)]
             if hits:
                 return hits
     return []
 
 
+# A package's tests are not what its importers miss.
+_PACKAGE_TEST = re.compile(r"_test\.go$|(?:^|/)src/test/|(?:^|/)tests?/|Tests?\.(?:java|kt)$")
+
+
 def _is(path: str, suffix: str) -> bool:
-    return path.startswith(suffix) if suffix.endswith("/") else path == suffix
+    """path is the file suffix names, or a file of the package (the folder) it names."""
+    if suffix.endswith("/"):
+        return posixpath.dirname(path) + "/" == suffix and not _PACKAGE_TEST.search(path)
+    return path == suffix
 
 
 def _ends_with(path: str, suffix: str) -> bool:
+    """path ends with the file suffix names, or lies in a folder that ends with it (not below)."""
     if suffix.endswith("/"):
-        return ("/" + path).find("/" + suffix) >= 0
+        return ("/" + posixpath.dirname(path) + "/").endswith("/" + suffix) and not _PACKAGE_TEST.search(path)
     return path == suffix or path.endswith("/" + suffix)
 
 
@@ -139,9 +151,11 @@ def resolve_path(path: str, known: Iterable[str], prefer: Iterable[str] = ()) ->
 
 
 def blame(parsed: Parsed, commit_hunks: list[Hunk], remaining: list[Hunk],
-          known_paths: Iterable[str]) -> Blame:
+          known_paths: Iterable[str], read: Callable[[str], bytes | None] | None = None) -> Blame:
     """Intersect the failure with this logical commit's change (commit_hunks: the
-    diff from before the commit to now) and find its candidates in the remaining diff."""
+    diff from before the commit to now) and find its candidates in the remaining diff.
+    read gives a file of the failing tree: the other modules a failing file imports that
+    the remaining diff adds are candidates too (a run stops at the first it misses)."""
     changed = {h.path for h in commit_hunks}
     known = set(known_paths) | changed | {h.path for h in remaining}
     locations = []
@@ -179,12 +193,41 @@ def blame(parsed: Parsed, commit_hunks: list[Hunk], remaining: list[Hunk],
         for h in remaining:
             if h.id not in found and _MANIFEST.search(h.path) and h.kind in ("modify", "add") and rx.search(h.added):
                 found[h.id] = Candidate(h, f"declares `{package}` in {h.path} (missing package)")
+    if read is not None and (parsed.modules or parsed.names):
+        _imported(locations, read, remaining, found)
     failing = {loc.path for loc in locations}
     for h in remaining:
         if h.id not in found and h.path in failing:
             found[h.id] = Candidate(h, f"touches the failing file {h.path}")
     ranked = list(found.values())
     return Blame(locations, in_commit, ranked[:MAX_CANDIDATES], max(len(ranked) - MAX_CANDIDATES, 0))
+
+
+def _imported(locations: list[Location], read: Callable[[str], bytes | None], remaining: list[Hunk],
+              found: dict[str, Candidate]) -> None:
+    """The files the failing files import that the remaining diff adds, and the files those
+    import in turn (their text is the hunk's): a run stops at the first module it misses, so
+    each would cost a fix round of its own."""
+    added = [h for h in remaining if h.kind == "add"]
+    todo: list[tuple[str, bytes | None]] = [(p, read(p)) for p in
+                                            list(dict.fromkeys(loc.path for loc in locations))[:MAX_READ]]
+    seen = {p for p, _ in todo}
+    while todo and len(seen) < MAX_IMPORTED:
+        src, text = todo.pop(0)
+        for spec in imports(src, text) if text else []:
+            for h in _providers(spec, added, loose="/" in spec):
+                if h.id not in found:
+                    found[h.id] = Candidate(h, f"adds {h.path}, which {src} imports")
+                if h.path not in seen:
+                    seen.add(h.path)
+                    todo.append((h.path, h.added))
+            # A file already there may import what is not: follow it too.
+            for path in _module_suffixes(spec)[0]:
+                there = read(path) if path not in seen and not path.endswith("/") else None
+                if there is not None:
+                    seen.add(path)
+                    todo.append((path, there))
+                    break
 
 
 # A whole-file hunk's kind as the brief says it: "added by this commit", not "add by".

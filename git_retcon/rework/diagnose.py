@@ -1,6 +1,7 @@
 """One failing verification, diagnosed: parsed, blamed, briefed and observed for escalation."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pygit2
@@ -42,6 +43,19 @@ def _paths(repo: pygit2.Repository, tree: str) -> list[str]:
     return [e.path for e in index]
 
 
+def _reader(repo: pygit2.Repository, tree: str) -> Callable[[str], bytes | None]:
+    """A file of tree, None when it has none there (or it is not a file)."""
+    root = get_tree(repo, tree)
+
+    def read(path: str) -> bytes | None:
+        try:
+            obj = repo[root[path].id]
+        except (KeyError, ValueError):
+            return None
+        return obj.data if isinstance(obj, pygit2.Blob) else None
+    return read
+
+
 def diagnose(repo: pygit2.Repository, failure: Failure, *, base_tree: str, tree: str, parent_tree: str,
              source_tree: str, root: str, attempts: dict[str, int]) -> Diagnosis:
     """Parse, blame and brief one failure of `tree`; base_tree is the tree before this
@@ -52,7 +66,7 @@ def diagnose(repo: pygit2.Repository, failure: Failure, *, base_tree: str, tree:
         parsed = Parsed(locations=[Location(p) for p in failure.paths])
     else:
         parsed = parse(failure.output, root)
-    b = blame(parsed, commit_hunks, remaining, _paths(repo, tree))
+    b = blame(parsed, commit_hunks, remaining, _paths(repo, tree), _reader(repo, tree))
     fixed = hunks.remaining(repo, parent_tree, tree)
     fix_changed = {h.path for h in fixed} | {h.old_path for h in fixed if h.old_path}
     return Diagnosis(failure, parsed, b, brief(failure.headline, failure.output, parsed, b, attempts),

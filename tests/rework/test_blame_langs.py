@@ -3,6 +3,8 @@ change that defines or adds what the failure misses, beside changes that do not,
 candidates are exactly the ones that do."""
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pygit2
@@ -161,3 +163,53 @@ def test_npm_package_missing_from_the_manifest(repo):
                                               '    "kleur-extra": "^1.0.0"\n  }\n}\n'})
     found = candidates("node-esm-package.txt", "js", remaining, [])
     assert found == {"package.json": "declares `kleur-extra` in package.json (missing package)"}
+
+
+def test_the_other_modules_a_failing_file_imports_come_at_the_first_failure(repo):
+    """Python stops at the first missing module: the others that pkg/__init__.py imports and the
+    remaining diff adds are candidates at once, not one fix round each."""
+    repo.commit("base", {"pkg/__init__.py": "", "docs/a.md": "# a\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    init = "from .alpha import A\nfrom .beta import B\nfrom . import gamma\nimport os\n"
+    repo.commit("feature", {"pkg/__init__.py": init, "pkg/alpha.py": "A = 1\n", "pkg/beta.py": "B = 2\n",
+                            "pkg/gamma.py": "G = 3\n", "pkg/os.py": "", "docs/b.md": "# b\n"})
+    repo.git("checkout", "-q", "-b", "clean", "main")
+    repo.commit("init first", {"pkg/__init__.py": init})
+    run = subprocess.run([sys.executable, "-c", "import pkg"], cwd=repo.path, capture_output=True, text=True,
+                         check=False)
+    assert "No module named 'pkg.alpha'" in run.stderr
+    g = pygit2.Repository(str(repo.path))
+    tree = {rev: str(g.revparse_single(rev).peel(pygit2.Commit).tree_id) for rev in ("clean", "feature")}
+    remaining = diff.remaining(g, tree["clean"], tree["feature"])
+    p = rework.parse(run.stderr, str(repo.path))
+    root = g.revparse_single("clean").peel(pygit2.Commit).tree
+    b = rework.blame(p, [], remaining, ["pkg/__init__.py"],
+                     lambda path: g[root[path].id].data if path in root else None)
+    assert {c.hunk.path: c.reason for c in b.candidates} == {
+        "pkg/alpha.py": "adds pkg/alpha.py (missing `pkg.alpha`)",
+        "pkg/beta.py": "adds pkg/beta.py, which pkg/__init__.py imports",
+        "pkg/gamma.py": "adds pkg/gamma.py, which pkg/__init__.py imports",
+    }                                        # not pkg/os.py: `import os` is the standard library's
+
+
+def test_imports_read_per_language():
+    from git_retcon.rework.imports import imports
+    assert imports("test/cjs.js", b"const a = require('../colors');\nimport b from './b.mjs';\n") == \
+        ["colors", "test/b.mjs"]
+    assert imports("src/lib.rs", b"mod u128_ext;\npub(crate) mod fmt;\nuse std::io;\n") == \
+        ["src/u128_ext.rs", "src/u128_ext/mod.rs", "src/fmt.rs", "src/fmt/mod.rs"]
+    assert imports("src/write/encoder.rs", b"mod tests;\n") == ["src/write/encoder/tests.rs",
+                                                               "src/write/encoder/tests/mod.rs"]
+    assert imports("src/main.cpp", b'#include <vector>\n#include "shop/money.hpp"\n') == ["src/shop/money.hpp"]
+    assert imports("App.java", b"import com.shop.money.Money;\nimport static java.lang.Math.max;\n") == \
+        ["com/shop/money/Money.java"]
+
+
+def test_go_package_is_its_folder_without_its_tests_nor_subpackages(repo):
+    remaining = remaining_of(repo, {"go.mod": "module example.com/shop\n", "cmd/shop/main.go": "package main\n"}, {
+        "tax/tax.go": "package tax\n", "tax/tax_test.go": "package tax\n", "tax/rates/rates.go": "package rates\n",
+        "cmp/testdata/diffs": "<<< TestDiff\n",
+    })
+    assert list(candidates("go-test-package.txt", "go", remaining, ["cmd/shop/main.go"])) == ["tax/tax.go"]
+    # go test runs in the package's folder: testdata/diffs is cmp's.
+    assert list(candidates("go-test-enoent.txt", "gocmp", remaining, [])) == ["cmp/testdata/diffs"]

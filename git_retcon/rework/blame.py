@@ -45,6 +45,7 @@ def _definition(name: str) -> re.Pattern[bytes]:
         rb"export\b[^\n]*\b" + n + rb"\b",                              # TS/JS exports
         rb"(?:async\s+)?function\s*\*?\s*" + n + rb"\b",                # JS
         rb"(?:module\.)?exports\." + n + rb"\s*=",                        # CommonJS
+        rb"['\"]?" + n + rb"['\"]?\s*:(?!:)\s*\S",                              # object keys, fields, TS members
         rb"(?:static\s+|async\s+|get\s+|set\s+)*" + n
         + rb"\s*(?:\([^)\n]*\)\s*\{|:\s*(?:async\s+)?(?:function\b|\())",       # JS methods
         rb"(?:[\w@]+\s+)*(?:fun|val|var|object|class|interface|record|@interface)\s+(?:<[^>]*>\s*)?"

@@ -213,3 +213,16 @@ def test_go_package_is_its_folder_without_its_tests_nor_subpackages(repo):
     assert list(candidates("go-test-package.txt", "go", remaining, ["cmd/shop/main.go"])) == ["tax/tax.go"]
     # go test runs in the package's folder: testdata/diffs is cmp's.
     assert list(candidates("go-test-enoent.txt", "gocmp", remaining, [])) == ["cmp/testdata/diffs"]
+
+
+def test_a_missing_method_found_as_an_object_key(repo):
+    """kleur's colours are a table: `c.dim is not a function` is fixed by the hunk adding `dim: [2, 22]`."""
+    table = "const codes = {\n  red: [31, 39],\n  bold: [1, 22],\n};\nmodule.exports = codes;\n"
+    money = "exports.format = (c) => padCents(c);\n"
+    pad = "function padCents(c) {\n  return String(c);\n}\nmodule.exports = padCents;\n"
+    remaining = remaining_of(repo, {"src/colors.js": table, "src/money.js": money}, {
+        "src/colors.js": table.replace("  bold: [1, 22],\n", "  bold: [1, 22],\n  dim: [2, 22],\n"),
+        "src/pad.js": pad})
+    found = candidates("node-test-tap.txt", "js", remaining, ["src/colors.js", "src/money.js"])
+    assert list(found) == ["src/pad.js", "src/colors.js"]
+    assert found["src/colors.js"] == "defines `dim` (dim: [2, 22],)"

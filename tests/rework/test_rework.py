@@ -243,6 +243,9 @@ def test_missing_module_header_and_short_paths_find_their_files(repo):
     (b"func (p *Post) Summary() string {\n", "Summary"), (b"export const wordCount = (s) => 1;\n", "wordCount"),
     (b"export function slugify(s: string) {\n", "slugify"), (b"#define VERSION \"1\"\n", "VERSION"),
     (b"int count_words(const char *s) {\n", "count_words"), (b"int clamp(int v, int lo, int hi);\n", "clamp"),
+    (b"  dim: [2, 22],\n", "dim"), (b"    width: usize,\n", "width"), (b"fun slug(s: String) = s\n", "slug"),
+    (b"public static String format(int cents) {\n", "format"), (b"int shop::clamp(int v) {\n", "clamp"),
+    (b"exports.format = (c) => c;\n", "format"),
 ])
 def test_definitions_are_recognised(source, name):
     assert _definition(name).search(source)
@@ -251,6 +254,8 @@ def test_definitions_are_recognised(source, name):
 @pytest.mark.parametrize("source, name", [
     (b"    return clamp(n, 0, 2);\n", "clamp"), (b"x = slugify(s)\n", "slugify"),
     (b"if slugify == other:\n", "slugify"), (b"# def slugify is below\n", "slugify"),
+    (b"    t.equal(c.dim('x'), 1);\n", "dim"), (b"std::cout << shop::clamp(5, 0, 3) << std::endl;\n", "clamp"),
+    (b"let x = a ? dim : 2;\n", "dim"),
 ])
 def test_uses_are_not_definitions(source, name):
     assert not _definition(name).search(source)

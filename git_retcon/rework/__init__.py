@@ -4,7 +4,7 @@ parsed.py (Location, Parsed, evidence) < parsers.py (the table of formats: parse
 blame.py (candidates in the remaining diff) < brief.py (the rework brief) and
 escalation.py (the rules that stop a fix loop) < diagnose.py (one failure, all of it).
 """
-from git_retcon.rework.blame import Blame, Candidate, blame, resolve_path
+from git_retcon.rework.blame import Blame, Candidate, blame, repo_path
 from git_retcon.rework.brief import CONSTRAINT, Brief, brief
 from git_retcon.rework.diagnose import Diagnosis, Failure, diagnose
 from git_retcon.rework.escalation import PERSISTENT_ATTEMPTS, Escalation, Observation, observe, signature
@@ -29,6 +29,6 @@ __all__ = [
     "evidence",
     "observe",
     "parse",
-    "resolve_path",
+    "repo_path",
     "signature",
 ]

@@ -138,7 +138,7 @@ def _ends_with(path: str, suffix: str) -> bool:
     return path == suffix or path.endswith("/" + suffix)
 
 
-def resolve_path(path: str, known: Iterable[str], prefer: Iterable[str] = ()) -> str:
+def repo_path(path: str, known: Iterable[str], prefer: Iterable[str] = ()) -> str:
     """A printed path as a repository path: itself, or the one file it is a suffix of
     (go and ld print paths relative to a package, or base names)."""
     known = list(known)
@@ -161,7 +161,7 @@ def blame(parsed: Parsed, commit_hunks: list[Hunk], remaining: list[Hunk],
     known = set(known_paths) | changed | {h.path for h in remaining}
     locations = []
     for loc in parsed.locations:
-        p = resolve_path(loc.path, known, changed)
+        p = repo_path(loc.path, known, changed)
         locations.append(Location(p, loc.line, loc.col, loc.message))
     in_commit = []
     for loc in locations:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from git_retcon import diff
 from git_retcon.rework.blame import Blame
 from git_retcon.rework.parsed import Parsed, evidence
 
@@ -51,8 +52,7 @@ def brief(headline: str, output: str, parsed: Parsed, b: Blame, attempts: dict[s
         parts.append("Missing: " + ", ".join(missing[:20]))
     if b.candidates:
         parts += ["", "Candidate hunks in the remaining diff:"]
-        parts += [f"  {c.hunk.id} {c.hunk.path} {c.hunk.kind} +{c.hunk.added_lines} -{c.hunk.removed_lines}: {c.reason}"
-                  for c in b.candidates]
+        parts += [diff.candidate_line(c.hunk.id, c.hunk, c.reason) for c in b.candidates]
         if b.more:
             parts.append(f"  ... and {b.more} more")
     else:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pygit2
 
-from git_retcon import diff as hunks
+from git_retcon import diff
 from git_retcon.git.plumbing import get_tree
 from git_retcon.rework.blame import Blame, blame
 from git_retcon.rework.brief import Brief, brief
@@ -60,14 +60,14 @@ def diagnose(repo: pygit2.Repository, failure: Failure, *, base_tree: str, tree:
              source_tree: str, root: str, attempts: dict[str, int]) -> Diagnosis:
     """Parse, blame and brief one failure of `tree`; base_tree is the tree before this
     logical commit, parent_tree the tree the failing commit was made on."""
-    commit_hunks = hunks.remaining(repo, base_tree, tree)
-    remaining = hunks.remaining(repo, tree, source_tree)
+    commit_hunks = diff.remaining(repo, base_tree, tree)
+    remaining = diff.remaining(repo, tree, source_tree)
     if failure.phase == "tree":
         parsed = Parsed(locations=[Location(p) for p in failure.paths])
     else:
         parsed = parse(failure.output, root)
     b = blame(parsed, commit_hunks, remaining, _paths(repo, tree), _reader(repo, tree))
-    fixed = hunks.remaining(repo, parent_tree, tree)
+    fixed = diff.remaining(repo, parent_tree, tree)
     fix_changed = {h.path for h in fixed} | {h.old_path for h in fixed if h.old_path}
     return Diagnosis(failure, parsed, b, brief(failure.headline, failure.output, parsed, b, attempts),
                      observe(failure.phase, failure.output, parsed, b, [h.id for h in remaining]), fix_changed)

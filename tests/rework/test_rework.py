@@ -9,8 +9,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from git_retcon import diff as hunks
-from git_retcon import rework
+from git_retcon import diff, rework
 from git_retcon.rework.blame import _definition
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -195,8 +194,8 @@ def test_blame_finds_the_helper_the_commit_missed_in_the_remaining_diff(missed_h
     p = rework.parse(output, str(repo.path))
     assert p.names == ["slugify"]
     g = pygit2.Repository(str(repo.path))
-    commit_hunks = hunks.remaining(g, _tree(g, "main"), _tree(g, "clean"))
-    remaining = hunks.remaining(g, _tree(g, "clean"), _tree(g, "feature"))
+    commit_hunks = diff.remaining(g, _tree(g, "main"), _tree(g, "clean"))
+    remaining = diff.remaining(g, _tree(g, "clean"), _tree(g, "feature"))
     b = rework.blame(p, commit_hunks, remaining, ["app/core.py", "app/text.py", "tests/test_core.py"])
     helper = [h for h in remaining if h.path == "app/text.py" and b"def slugify" in h.added]
     assert len(helper) == 1
@@ -224,7 +223,7 @@ def test_missing_module_header_and_short_paths_find_their_files(repo):
                          "src/strbuf.h": "#define STRBUF 1\n",
                          "pkg/text/x_test.go": "package text\n"})
     g = pygit2.Repository(str(repo.path))
-    remaining = hunks.remaining(g, _tree(g, base), _tree(g, "feature"))
+    remaining = diff.remaining(g, _tree(g, base), _tree(g, "feature"))
     tb = parsed("traceback-modulenotfound.txt", "tb")
     b = rework.blame(tb, [], remaining, [])
     assert [c.hunk.path for c in b.candidates] == ["app/helpers.py"]
@@ -232,7 +231,7 @@ def test_missing_module_header_and_short_paths_find_their_files(repo):
     hdr = parsed("gcc-header.txt", "c")
     assert [c.hunk.path for c in rework.blame(hdr, [], remaining, []).candidates] == ["src/strbuf.h"]
     # go prints test paths relative to the package: they resolve to the one file they name.
-    assert rework.resolve_path("x_test.go", ["pkg/text/x.go", "pkg/text/x_test.go"]) == "pkg/text/x_test.go"
+    assert rework.repo_path("x_test.go", ["pkg/text/x.go", "pkg/text/x_test.go"]) == "pkg/text/x_test.go"
 
 
 @pytest.mark.parametrize("source, name", [
@@ -335,7 +334,7 @@ def test_a_failure_in_a_file_the_commit_added_says_added_by_this_commit(missed_h
     assert run.returncode == 1
     p = rework.parse(run.stderr, str(repo.path))
     g = pygit2.Repository(str(repo.path))
-    commit_hunks = hunks.remaining(g, _tree(g, "clean~1"), _tree(g, "clean"))
-    remaining = hunks.remaining(g, _tree(g, "clean"), _tree(g, "feature"))
+    commit_hunks = diff.remaining(g, _tree(g, "clean~1"), _tree(g, "clean"))
+    remaining = diff.remaining(g, _tree(g, "clean"), _tree(g, "feature"))
     b = rework.blame(p, commit_hunks, remaining, ["app/extra.py"])
     assert dict((loc.path, d) for loc, d in b.in_commit)["app/extra.py"] == "added by this commit"

@@ -22,7 +22,7 @@ from git_retcon.git import ownership
 from git_retcon.git.commits import make_commit, signature
 from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.message import cleanup
-from git_retcon.git.plumbing import get_commit, short
+from git_retcon.git.plumbing import full_sha, get_commit, short
 from git_retcon.model.outcome import OverBudget, Proposed, Stuck
 from git_retcon.model.step import StepResult
 from git_retcon.reconstruct.branch import Branches, move_branch, recorded, refuse_foreign
@@ -88,9 +88,10 @@ class Journal:
         return tip
 
     def adopt(self, br: Branches) -> None:
-        """Check the branch still holds the recorded commits; adopt those past them."""
+        """Check the branch still holds the recorded commits; adopt those past them (a human's
+        commit gets a note that says so: the run's own from then on). Commits of the logical
+        commit under way that a human dropped from the branch's tip by hand are forgotten."""
         run, spec = self.run, self.stored.spec
-        full = recorded(run.repo, spec)
         on = ownership.chain(run.repo, spec.cleaned, br.base)
         if not on.on_base:
             raise RetconError(
@@ -98,6 +99,8 @@ class Journal:
                 f"{short(br.base)} (the source was rebased since the run): start over with "
                 f"`git retcon abort {run.name}` and `git retcon run {run.name}`")
         chain = on.commits
+        self._forget_dropped(chain)
+        full = recorded(run.repo, spec)
         if chain[: len(full)] != full:
             missing = next((s for i, s in enumerate(full) if i >= len(chain) or chain[i] != s), None)
             raise RetconError(
@@ -117,8 +120,40 @@ class Journal:
             spec.commits[k].history.pop()
         for sha in extra:
             run.ui.line(f"Adopting {short(sha)} into commit {k + 1}/{len(spec.commits)}")
-            spec.commits[k].history.append(specmod.CommitCreated(sha))
+            c = spec.commits[k]
+            if not ownership.made_by(run.repo, sha, run.name):   # a human's: noted before the spec says it
+                notes.write_commit(run.store, sha, notes.new_commit(run.name, k + 1, "adopted", len(c.created) + 1))
+            c.history.append(specmod.CommitCreated(sha))
             run.store.update(self.stored, f"adopt {short(sha)} into commit {k + 1}")
+
+    def _forget_dropped(self, chain: list[CommitId]) -> None:
+        """The logical commit under way lost commits from the branch's tip, by a human's hand
+        (a reset to take a try back): its history forgets them, as the branch did. Commits of
+        a complete logical commit are never forgotten: that is an error the caller names."""
+        run, spec = self.run, self.stored.spec
+        k = spec.current()
+        if k is None:
+            return
+        c = spec.commits[k]
+        mine = [full_sha(run.repo, s) for s in c.created]
+        before = recorded(run.repo, spec)[: len(recorded(run.repo, spec)) - len(mine)]
+        if not mine or chain[: len(before)] != before:
+            return
+        kept = 0
+        for a, b in zip(chain[len(before):], mine, strict=False):   # the branch may hold fewer, or others
+            if a != b:
+                break
+            kept += 1
+        gone = mine[kept:]
+        if not gone:
+            return
+        for sha in gone:
+            run.ui.line(f"Forgetting {short(sha)} of commit {k + 1}/{len(spec.commits)}: it was dropped "
+                        f"from '{spec.cleaned}' by hand")
+        drop = set(gone)
+        c.history = [e for e in c.history if not (isinstance(e, specmod.CommitCreated)
+                                                  and full_sha(run.repo, e.sha) in drop)]
+        run.store.update(self.stored, f"commit {k + 1}: forget {len(gone)} commit(s) dropped by hand")
 
     def note_tip_verdicts(self, tip: CommitId) -> None:
         """A run killed after a commit's verdicts and before the next notes write left them only in

@@ -26,7 +26,7 @@ from git_retcon.git.plumbing import get_commit, ref_target
 from git_retcon.model.outcome import Proposed
 from git_retcon.reconstruct import fixloop, report, steps
 from git_retcon.reconstruct.ahead import Ahead
-from git_retcon.reconstruct.branch import Branches, refuse_taken
+from git_retcon.reconstruct.branch import Branches, recorded, refuse_taken
 from git_retcon.reconstruct.journal import Journal, Made, Stop
 from git_retcon.reconstruct.judge import check_base, test_tip
 from git_retcon.reconstruct.squash import finish_interrupted, squash
@@ -52,7 +52,9 @@ def reconstruct(run: Run) -> None:
     if run.opts.dry_run:
         report.dry_run(run, stored, br)
         return
-    model = _ready_model(run, stored.spec) if stored.spec.current() is not None else None
+    # The model, its key and the commands are checked before anything is written, whenever a
+    # model may be needed: work left in the spec, or commits on the branch to adopt.
+    model = _ready_model(run, stored.spec) if _work_left(run, stored, br) else None
     refuse_checked_out(repo, stored.spec.cleaned)
     refuse_taken(repo, stored.spec)
     with store.lock(name):
@@ -148,6 +150,15 @@ def _extract(w: Work, journal: Journal, ahead: Ahead | None) -> Made | Stop:
     if not isinstance(res.outcome, Proposed):
         return res.outcome
     return journal.make(w, res, tip)
+
+
+def _work_left(run: Run, stored: Stored, br: Branches) -> bool:
+    """Whether a model may be needed: a logical commit not complete, or commits on the cleaned
+    branch past the recorded ones (adopted, they reopen the last logical commit)."""
+    if stored.spec.current() is not None:
+        return True
+    made = recorded(run.repo, stored.spec)
+    return br.cleaned_tip is not None and br.cleaned_tip != (made[-1] if made else br.base)
 
 
 def _load_model(run: Run, spec: specmod.Spec) -> llm.Model:

@@ -57,29 +57,33 @@ def redo(store: Store, stored: Stored, k: int, message: str) -> list[CommitId]:
     """Resolve stuck commit k and drop its created commits; return the dropped shas."""
     repo, spec = store.repo, stored.spec
     c = spec.commits[k]
-    dropped = [full_sha(repo, s) for s in c.created]
+    recorded_k = [full_sha(repo, s) for s in c.created]
+    dropped: list[CommitId] = []
     parent = tip = None
-    if dropped:
+    if recorded_k:
         refuse_checked_out(repo, spec.cleaned)
         tip = ref_target(repo, f"refs/heads/{spec.cleaned}")
-        first = find_commit(repo, dropped[0])
+        first = find_commit(repo, recorded_k[0])
         if first is None or not first.parent_ids:
-            raise RetconError(f"commit {short(dropped[0])} of commit {k + 1} is missing from the repository: "
+            raise RetconError(f"commit {short(recorded_k[0])} of commit {k + 1} is missing from the repository: "
                               "resolve without --redo")
         parent = str(first.parent_ids[0])
-        if tip != dropped[-1] or first_parent_chain(repo, tip, parent) != dropped:
+        # What of commit k is still on the branch: all of it, or the first ones when a human took
+        # the last back by hand (those are forgotten with the rest).
+        dropped = first_parent_chain(repo, tip, parent) if tip is not None else []
+        if tip is None or dropped != recorded_k[: len(dropped)]:
             raise RetconError(
                 f"branch '{spec.cleaned}' moved since the run stopped (its tip is {short(tip)}, commit {k + 1}'s "
-                f"last is {short(dropped[-1])}): --redo drops only the commits git-retcon recorded at the tip. "
-                f"Run `git retcon run {spec.cleaned}` to adopt what was added, or resolve without --redo; "
-                "nothing was changed")
+                f"last is {short(recorded_k[-1])}): --redo drops only the commits git-retcon recorded at the tip. "
+                f"Run `git retcon run {spec.cleaned}` to adopt what was added (then resolve --redo drops it "
+                "too); nothing was changed")
         foreign = [s for s in dropped if not notes.made_by(store, s, stored.name)]
         if foreign:
             raise RetconError(f"commit {short(foreign[0])} on '{spec.cleaned}' was not made by git-retcon for "
                               f"'{stored.name}': --redo drops only its own commits; nothing was changed")
     c.history = [e for e in c.history if not isinstance(e, (specmod.CommitCreated, specmod.Squashed))]
     c.history.append(specmod.Resolved(message))
-    store.update(stored, f"commit {k + 1} resolved, redo: dropped {len(dropped)} commits")
+    store.update(stored, f"commit {k + 1} resolved, redo: dropped {len(recorded_k)} commits")
     if dropped:
         assert parent is not None and tip is not None
         move_branch(repo, spec.cleaned, parent, tip, f"redo commit {k + 1}: drop {len(dropped)} commits")

@@ -21,7 +21,8 @@ from git_retcon.git import ownership
 from git_retcon.git.ids import CommitId
 from git_retcon.state.store import NOTES_REF, TESTS_REF, Store
 
-Kind = Literal["initial", "wip"]
+# A created commit: a step's first, a fix (WIP: or fixup!), or a human's that a run adopted.
+Kind = Literal["initial", "wip", "adopted"]
 CommandKind = Literal["build", "test"]
 # What running a configured command gave; timeouts and missing programs are not cached.
 CommandResult = Literal["pass", "fail", "timeout", "notfound"]

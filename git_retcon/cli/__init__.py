@@ -23,6 +23,7 @@ from git_retcon.cli import (  # noqa: F401
     spec,
     squash,
     status,
+    undo,
 )
 from git_retcon.cli.group import cli
 from git_retcon.errors import RetconError, Stopped

@@ -14,8 +14,8 @@ from git_retcon.git.commits import check_identity
 from git_retcon.git.ids import SpecCommitId
 from git_retcon.plan import branches
 from git_retcon.plan import write as planmod
+from git_retcon.state import oplog, spectoml
 from git_retcon.state import spec as specmod
-from git_retcon.state import spectoml
 from git_retcon.state.store import Store, Stored
 from git_retcon.ui import UI
 
@@ -81,7 +81,9 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
             raise RetconError("the spec was emptied: nothing was saved")
         spec = edited
         branches.check_branches(repo, spec)
-    store.save(spec, _refuse_existing(store, spec.cleaned, req.force), "plan")
+    with store.lock(spec.cleaned), oplog.recording(store, spec.cleaned, "plan", oplog.refs_of(spec.cleaned,
+                                                                                              spec.cleaned)):
+        store.save(spec, _refuse_existing(store, spec.cleaned, req.force), "plan")
     say(f"Saved spec '{spec.cleaned}': {len(spec.commits)} logical commits "
         f"from '{spec.source}' onto '{spec.remote}'.")
     for line in planmod.report(repo, spec, proposal):
@@ -102,7 +104,9 @@ def import_file(store: Store, file: str) -> specmod.Spec:
     """Replace (or create) the spec named by the file's `cleaned` with the file."""
     spec, _ = planmod.read_file(file)
     branches.check_branches(store.repo, spec)
-    store.save(spec, store.tip(spec.cleaned), f"import {os.path.basename(file)}")
+    with store.lock(spec.cleaned), oplog.recording(store, spec.cleaned, "import",
+                                                   oplog.refs_of(spec.cleaned, spec.cleaned)):
+        store.save(spec, store.tip(spec.cleaned), f"import {os.path.basename(file)}")
     return spec
 
 
@@ -116,6 +120,9 @@ def edit_stored(store: Store, stored: Stored) -> specmod.Spec | None:
     if spectoml.dump(edited) == spectoml.dump(stored.spec):
         return None
     branches.check_branches(store.repo, edited)
-    stored.spec = edited
-    store.update(stored, "edit")
+    with store.lock(stored.name), oplog.recording(store, stored.name, "edit",
+                                                  oplog.refs_of(stored.spec.cleaned, stored.name)):
+        # Saved over the spec as it was read before the editor opened: a run since is not lost.
+        stored.spec = edited
+        store.update(stored, "edit")
     return edited

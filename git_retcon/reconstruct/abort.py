@@ -11,6 +11,7 @@ from git_retcon.git import ownership
 from git_retcon.git.plumbing import cas_ref, ref_target, short
 from git_retcon.sandbox.pool import remove_pool
 from git_retcon.sandbox.worktree import Worktree
+from git_retcon.state import oplog
 from git_retcon.state.store import Store, Stored
 
 
@@ -20,7 +21,8 @@ def abort(store: Store, stored: Stored, say: Callable[[str], None]) -> None:
     spec = stored.spec
     ref = ownership.branch_ref(spec.cleaned)
     ran = any(c.history for c in spec.commits)
-    with store.lock(stored.name):
+    with store.lock(stored.name), oplog.recording(store, stored.name, "abort",
+                                                  oplog.refs_of(spec.cleaned, stored.name)):
         tip = ref_target(store.repo, ref)
         # Only a branch git-retcon made goes; another is the user's, whatever the spec says.
         kept = ownership.spec_branch_foreign(store.repo, stored.name, spec.cleaned, spec.source, spec.remote,
@@ -51,7 +53,8 @@ def abort(store: Store, stored: Stored, say: Callable[[str], None]) -> None:
 def remove_spec(store: Store, stored: Stored) -> str:
     """Delete the spec (refs/retcon/NAME) and its build worktree; the cleaned branch and its
     notes stay the user's. Returns the line that says what was done."""
-    with store.lock(stored.name):
+    with store.lock(stored.name), oplog.recording(store, stored.name, "spec rm",
+                                                  oplog.refs_of(stored.spec.cleaned, stored.name)):
         store.drop(stored, "retcon: spec rm")
         removed = Worktree.remove(store.repo, stored.name)
     kept = f"; the branch '{stored.spec.cleaned}' is kept" if ref_target(

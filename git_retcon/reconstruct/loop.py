@@ -35,7 +35,7 @@ from git_retcon.reconstruct.work import Options, Run, Work
 from git_retcon.sandbox.pool import PoolWorktree, pool_names, remove_pool
 from git_retcon.sandbox.runner import Commands, check_command_exists
 from git_retcon.sandbox.worktree import Worktree
-from git_retcon.state import notes
+from git_retcon.state import notes, oplog
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import NOTES_REF, TESTS_REF, Stored, spec_ref
 
@@ -57,7 +57,7 @@ def reconstruct(run: Run) -> None:
     model = _ready_model(run, stored.spec) if _work_left(run, stored, br) else None
     refuse_checked_out(repo, stored.spec.cleaned)
     refuse_taken(repo, stored.spec)
-    with store.lock(name):
+    with store.lock(name), oplog.recording(store, name, "run", oplog.refs_of(stored.spec.cleaned, name)):
         stored = store.load(name)  # re-read under the lock
         store.sweep_scratch()
         store.sweep_locks([spec_ref(name), br.cleaned_ref, NOTES_REF, TESTS_REF],

@@ -17,7 +17,7 @@ from git_retcon.git.ids import CommitId
 from git_retcon.git.ownership import refuse_checked_out
 from git_retcon.git.plumbing import find_commit, first_parent_chain, full_sha, ref_target, short
 from git_retcon.reconstruct.branch import move_branch
-from git_retcon.state import notes
+from git_retcon.state import notes, oplog
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Store, Stored
 
@@ -38,18 +38,23 @@ def resolve(store: Store, name: str, message: str, redo_it: bool) -> Resolution:
     """Record how the stuck commit was resolved (with redo_it, also drop its commits), under the spec's lock."""
     with store.lock(name):
         stored = store.load(name)   # re-read under the lock
-        spec = stored.spec
-        k = spec.current()
-        if k is None or spec.commits[k].state != "stuck":
-            state = "complete" if k is None else f"commit {k + 1} is {spec.commits[k].state}"
-            raise RetconError(f"nothing is stuck in '{name}' ({state}): there is nothing to resolve")
-        model = notes.last_run_model(store, stored.commit)
-        dropped: list[CommitId] = []
-        if redo_it:
-            dropped = redo(store, stored, k, message)
-        else:
-            spec.commits[k].history.append(specmod.Resolved(message))
-            store.update(stored, f"commit {k + 1} resolved")
+        with oplog.recording(store, name, "resolve", oplog.refs_of(stored.spec.cleaned, name)):
+            return _resolve(store, stored, message, redo_it)
+
+
+def _resolve(store: Store, stored: Stored, message: str, redo_it: bool) -> Resolution:
+    spec = stored.spec
+    k = spec.current()
+    if k is None or spec.commits[k].state != "stuck":
+        state = "complete" if k is None else f"commit {k + 1} is {spec.commits[k].state}"
+        raise RetconError(f"nothing is stuck in '{stored.name}' ({state}): there is nothing to resolve")
+    model = notes.last_run_model(store, stored.commit)
+    dropped: list[CommitId] = []
+    if redo_it:
+        dropped = redo(store, stored, k, message)
+    else:
+        spec.commits[k].history.append(specmod.Resolved(message))
+        store.update(stored, f"commit {k + 1} resolved")
     return Resolution(k, len(spec.commits), spec.commits[k].summary, redo_it, dropped, model)
 
 

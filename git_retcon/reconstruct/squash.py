@@ -25,7 +25,7 @@ from git_retcon.git.plumbing import (
     short,
 )
 from git_retcon.reconstruct.branch import move_branch
-from git_retcon.state import notes
+from git_retcon.state import notes, oplog
 from git_retcon.state import spec as specmod
 from git_retcon.state.notes import CommitNote, SquashedFix, SquashedStop
 from git_retcon.state.store import Store, Stored
@@ -192,5 +192,6 @@ def _finish_interrupted(store: Store, stored: Stored, chain: list[CommitId], rec
 def squash_spec(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
     """`git retcon squash`: refused while the branch is checked out; folded under the spec's lock."""
     ownership.refuse_checked_out(store.repo, stored.spec.cleaned)
-    with store.lock(stored.name):
+    with store.lock(stored.name), oplog.recording(store, stored.name, "squash",
+                                                  oplog.refs_of(stored.spec.cleaned, stored.name)):
         return squash(store, store.load(stored.name), say)

@@ -1,0 +1,55 @@
+"""`git retcon undo`: the last operation that changed a spec or its branch, taken back.
+
+The operation log (state/oplog.py) holds each ref's value before and after. Undo puts the
+before values back, compare-and-swap, only when nothing else moved the refs since (a
+record of an operation killed half way has no after: its refs are the run's, under the
+spec's lock). A branch checked out anywhere is never moved. Undo again takes back the
+operation before it.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from git_retcon.errors import RetconError
+from git_retcon.git.ownership import refuse_checked_out
+from git_retcon.git.plumbing import cas_ref, ref_target, short
+from git_retcon.state import oplog
+from git_retcon.state.store import SPEC_PREFIX, Store
+
+_BRANCH = "refs/heads/"
+
+
+def undo(store: Store, name: str, say: Callable[[str], None]) -> None:
+    with store.lock(name):
+        op = oplog.last(store, name)
+        if op is None:
+            raise RetconError(f"nothing to undo for '{name}': no operation of git-retcon's is recorded for it "
+                              "(run, resolve, squash, import, edit, abort, spec rm)")
+        now = {ref: ref_target(store.repo, ref) for ref in op.before}
+        after = op.after if op.after is not None else now     # killed half way: what it left is its own
+        back = {ref: old for ref, old in op.before.items() if now[ref] != old}
+        for ref in back:
+            if now[ref] != after.get(ref):
+                raise RetconError(
+                    f"{_label(ref)} moved since `{op.what}` ({short(after.get(ref))} then, {short(now[ref])} now): "
+                    f"undo puts back only what nothing else changed since; nothing was changed. "
+                    f"See `git log -g {ref}`")
+        for ref in back:
+            if ref.startswith(_BRANCH):
+                refuse_checked_out(store.repo, ref[len(_BRANCH):])
+        for ref, old in back.items():
+            cas_ref(store.repo, ref, old, now[ref], f"retcon: undo {op.what}")
+        oplog.drop_last(store, name, op)
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(op.at))
+    what = ", ".join(f"{_label(ref)} back to {short(old)} (was {short(now[ref])})" if old else
+                     f"{_label(ref)} deleted (was {short(now[ref])})" for ref, old in back.items())
+    say(f"Undid `{op.what}` of {when}: " + (what or "its refs were back already") + ".")
+
+
+def _label(ref: str) -> str:
+    if ref.startswith(_BRANCH):
+        return f"branch {ref[len(_BRANCH):]}"
+    if ref.startswith(SPEC_PREFIX):
+        return f"spec {ref[len(SPEC_PREFIX):]}"
+    return ref

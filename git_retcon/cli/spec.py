@@ -55,7 +55,7 @@ def spec_import(file: str) -> None:
     """
     from git_retcon.plan.save import import_file
 
-    spec = import_file(open_store(), file)
+    spec = import_file(open_store(), file, click.echo)
     click.echo(f"Imported spec '{spec.cleaned}' ({len(spec.commits)} logical commits).")
 
 
@@ -71,7 +71,7 @@ def spec_edit(name: str | None) -> None:
     from git_retcon.plan.save import edit_stored
 
     store, stored = load_named(name)
-    edited = edit_stored(store, stored)
+    edited = edit_stored(store, stored, click.echo)
     click.echo("No changes." if edited is None else f"Saved spec '{edited.cleaned}'.")
 
 

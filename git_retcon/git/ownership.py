@@ -27,6 +27,7 @@ from git_retcon.errors import RetconError
 from git_retcon.git.commits import signature
 from git_retcon.git.ids import CommitId
 from git_retcon.git.plumbing import (
+    cas_ref,
     common_dir,
     find_commit,
     first_parent_chain,
@@ -280,3 +281,13 @@ def refuse_checked_out(repo: pygit2.Repository, branch: str) -> None:
         raise RetconError(
             f"branch '{branch}' is checked out in {where}: switch that work tree to another branch first"
         )
+
+
+def move_branch(repo: pygit2.Repository, cleaned: str, new: str, old: str | None, why: str) -> None:
+    """The one place run, squash, redo and a reordered spec move the cleaned branch:
+    compare-and-swap from old, and never while a work tree has it checked out (asked at
+    every move: the user may check it out while a run goes on)."""
+    refuse_checked_out(repo, cleaned)
+    cas_ref(repo, branch_ref(cleaned), new, old, f"retcon: {why}")
+    if old is None and new is not None:
+        ensure_reflog(repo, branch_ref(cleaned), new, f"retcon: {why}")

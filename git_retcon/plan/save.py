@@ -14,6 +14,7 @@ from git_retcon.git.commits import check_identity
 from git_retcon.git.ids import SpecCommitId
 from git_retcon.plan import branches
 from git_retcon.plan import write as planmod
+from git_retcon.plan.realign import realign
 from git_retcon.state import oplog, spectoml
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Store, Stored
@@ -100,17 +101,21 @@ def _refuse_existing(store: Store, name: str, force: bool) -> SpecCommitId | Non
     return old
 
 
-def import_file(store: Store, file: str) -> specmod.Spec:
+def import_file(store: Store, file: str, say: Callable[[str], None]) -> specmod.Spec:
     """Replace (or create) the spec named by the file's `cleaned` with the file."""
     spec, _ = planmod.read_file(file)
     branches.check_branches(store.repo, spec)
     with store.lock(spec.cleaned), oplog.recording(store, spec.cleaned, "import",
                                                    oplog.refs_of(spec.cleaned, spec.cleaned)):
+        old = store.load(spec.cleaned).spec if store.exists(spec.cleaned) else None
+        cut = realign(store.repo, old, spec)
         store.save(spec, store.tip(spec.cleaned), f"import {os.path.basename(file)}")
+    for line in cut.lines(spec.cleaned):
+        say(line)
     return spec
 
 
-def edit_stored(store: Store, stored: Stored) -> specmod.Spec | None:
+def edit_stored(store: Store, stored: Stored, say: Callable[[str], None]) -> specmod.Spec | None:
     """The stored spec edited in the user's editor and saved; None when nothing changed."""
     edited = planmod.edit(store.repo, spectoml.dump(stored.spec))
     if edited is None:
@@ -122,7 +127,10 @@ def edit_stored(store: Store, stored: Stored) -> specmod.Spec | None:
     branches.check_branches(store.repo, edited)
     with store.lock(stored.name), oplog.recording(store, stored.name, "edit",
                                                   oplog.refs_of(stored.spec.cleaned, stored.name)):
-        # Saved over the spec as it was read before the editor opened: a run since is not lost.
+        # CAS from the spec read before the editor opened: a save since (a run) fails this one, not the run.
+        cut = realign(store.repo, stored.spec, edited)
         stored.spec = edited
         store.update(stored, "edit")
+    for line in cut.lines(edited.cleaned):
+        say(line)
     return edited

@@ -1,12 +1,12 @@
-"""The cleaned branch: the branches a run reads, resolved once, the ownership checks
-before it is touched, and `move_branch`, the one place run, squash and redo move it."""
+"""The cleaned branch: the branches a run reads, resolved once, and the ownership checks
+before it is touched (git.ownership.move_branch is the one place it moves)."""
 from __future__ import annotations
 
 import pygit2
 
 from git_retcon.git import ownership
 from git_retcon.git.ids import CommitId, TreeId, commit_id, tree_of
-from git_retcon.git.plumbing import cas_ref, fork_point, full_sha, ref_target
+from git_retcon.git.plumbing import fork_point, full_sha, ref_target
 from git_retcon.state import spec as specmod
 
 
@@ -22,16 +22,6 @@ class Branches:
         self.source_tree: TreeId = tree_of(self.source)
         self.cleaned_ref = f"refs/heads/{spec.cleaned}"
         self.cleaned_tip: CommitId | None = ref_target(repo, self.cleaned_ref)
-
-
-def move_branch(repo: pygit2.Repository, cleaned: str, new: str, old: str | None, why: str) -> None:
-    """The one place run, squash and redo move the cleaned branch: compare-and-swap from
-    old, and never while a work tree has it checked out (asked at every move: the user
-    may check it out while a run goes on)."""
-    ownership.refuse_checked_out(repo, cleaned)
-    cas_ref(repo, ownership.branch_ref(cleaned), new, old, f"retcon: {why}")
-    if old is None and new is not None:
-        ownership.ensure_reflog(repo, ownership.branch_ref(cleaned), new, f"retcon: {why}")
 
 
 def recorded(repo: pygit2.Repository, spec: specmod.Spec) -> list[CommitId]:

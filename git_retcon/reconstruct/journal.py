@@ -22,10 +22,11 @@ from git_retcon.git import ownership
 from git_retcon.git.commits import make_commit, signature
 from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.message import cleanup
+from git_retcon.git.ownership import move_branch
 from git_retcon.git.plumbing import full_sha, get_commit, short
 from git_retcon.model.outcome import OverBudget, Proposed, Stuck
 from git_retcon.model.step import StepResult
-from git_retcon.reconstruct.branch import Branches, move_branch, recorded, refuse_foreign
+from git_retcon.reconstruct.branch import Branches, recorded, refuse_foreign
 from git_retcon.reconstruct.work import Run, Work
 from git_retcon.sandbox.runner import Result
 from git_retcon.state import notes

@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 
 from git_retcon.errors import RetconError
 from git_retcon.git.ids import CommitId
-from git_retcon.git.ownership import refuse_checked_out
+from git_retcon.git.ownership import move_branch, refuse_checked_out
 from git_retcon.git.plumbing import find_commit, first_parent_chain, full_sha, ref_target, short
-from git_retcon.reconstruct.branch import move_branch
 from git_retcon.state import notes, oplog
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Store, Stored

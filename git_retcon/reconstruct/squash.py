@@ -18,13 +18,13 @@ from git_retcon.failpoint import failpoint
 from git_retcon.git import ownership
 from git_retcon.git.commits import make_commit, signature
 from git_retcon.git.ids import CommitId, commit_id, tree_of
+from git_retcon.git.ownership import move_branch
 from git_retcon.git.plumbing import (
     find_commit,
     full_sha,
     get_commit,
     short,
 )
-from git_retcon.reconstruct.branch import move_branch
 from git_retcon.state import notes, oplog
 from git_retcon.state import spec as specmod
 from git_retcon.state.notes import CommitNote, SquashedFix, SquashedStop

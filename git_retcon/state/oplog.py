@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pygit2
 
 from git_retcon.git.commits import signature
-from git_retcon.git.ownership import branch_ref
+from git_retcon.git.ownership import branch_ref, name_problem
 from git_retcon.git.plumbing import cas_ref, get_blob, get_commit, ref_target
 from git_retcon.state.store import Store, spec_ref
 
@@ -62,7 +62,11 @@ def last(store: Store, name: str) -> Op | None:
 @contextmanager
 def recording(store: Store, name: str, what: str, refs: list[str]) -> Iterator[None]:
     """Record `what`, an operation on spec `name` that may change refs, around its body.
-    The caller holds the spec's lock."""
+    The caller holds the spec's lock. A name git's ref rules refuse (an older version saved
+    such specs) gets no record: its only operation is `spec rm`."""
+    if name_problem(name):
+        yield
+        return
     pending = last(store, name)
     if pending is not None and pending.after is None:   # a killed operation: done, with what it left
         _write(store, name, pending.what, pending.before, _values(store.repo, list(pending.before)),

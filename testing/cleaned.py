@@ -18,8 +18,9 @@ SPEC = (flow.SPEC.replace('build = "python3 -m py_compile app.py util.py"', 'bui
         .replace("test = \"python3 -c 'import app; app.main()'\"", f'test = "{TEST}"'))
 assert TEST in SPEC and "python3" not in SPEC
 
-# Commit 2's paths misspelt: retcon-paths finds nothing to take and stops stuck.
-TYPO_SPEC = SPEC.replace('paths = ["app.py"]', 'paths = ["ap.py"]')
+# Commit 2 with hints but no paths: retcon-paths, which reads no hints, stops stuck there.
+HINTS_SPEC = SPEC.replace('paths = ["app.py"]', 'hints = "The app change."')
+NEEDS_PATHS = "retcon-paths needs `paths` globs or assigned `hunks` for this commit"
 
 
 def planned(path: Path, spec: str = SPEC) -> GitRepo:
@@ -39,9 +40,9 @@ def finished(path: Path, spec: str = SPEC) -> GitRepo:
 
 
 def stuck(path: Path) -> GitRepo:
-    repo = planned(path, TYPO_SPEC)
+    repo = planned(path, HINTS_SPEC)
     res = retcon(repo, "run", "-m", "retcon-paths")
-    assert res.code == 3 and "no remaining hunk matches" in res.err, res.text
+    assert res.code == 3 and NEEDS_PATHS in res.err, res.text
     return repo
 
 
@@ -54,9 +55,13 @@ def edit_spec(repo: GitRepo, change: Callable[[str], str]) -> None:
     assert res.code == 0, res.text
 
 
+def give_paths(text: str) -> str:
+    return text.replace('hints = "The app change."', 'hints = "The app change."\npaths = ["app.py"]')
+
+
 def unstick(repo: GitRepo) -> None:
-    """Fix the misspelt paths, record the resolution, finish the run."""
-    edit_spec(repo, lambda text: text.replace('"ap.py"', '"app.py"'))
+    """Give commit 2 its paths, record the resolution, finish the run."""
+    edit_spec(repo, give_paths)
     assert retcon(repo, "resolve", "-m", "fixed the paths of commit 2").code == 0
     res = retcon(repo, "run", "-m", "retcon-paths")
     assert res.code == 0, res.text

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import time
 
-from testing.cleaned import SPEC, TEST, edit_spec, finished, planned, stuck
+from testing.cleaned import NEEDS_PATHS, SPEC, TEST, edit_spec, finished, give_paths, planned, stuck
 from testing.flow import call, needs_fix_repo, retcon, take, turn
 from testing.gitrepo import GitRepo
 
@@ -32,7 +32,7 @@ def test_stuck_run_names_the_commit_the_reason_and_the_missing_paths(tmp_path):
     assert res.code == 1
     assert ("✗ commit 2/3 is stuck: app: use two(): fix what it says, then "
             "`git retcon resolve -m \"...\" feature-clean` and run again") in res.out
-    assert "stuck because: no remaining hunk matches this commit's paths ['ap.py']" in res.out
+    assert "stuck because: " + NEEDS_PATHS in res.out
     assert "(and 1 later logical commit not complete)" in res.out
     # The tree check says which paths differ, git diff --stat style.
     assert "✗ final tree differs from 'feature' in 3 paths (the run is not finished):" in res.out
@@ -47,7 +47,7 @@ def test_resolved_but_unfinished_says_to_run(tmp_path):
     assert res.code == 1
     assert ("✗ commit 2/3 is resolved: app: use two(): resolved but not finished: "
             "run `git retcon run feature-clean`") in res.out
-    edit_spec(repo, lambda text: text.replace('"ap.py"', '"app.py"'))
+    edit_spec(repo, give_paths)
     assert retcon(repo, "run", "-m", "retcon-paths").code == 0
     assert retcon(repo, "check").code == 0
 

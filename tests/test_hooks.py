@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from testing.cleaned import (
+    NEEDS_PATHS,
     SPEC,
     bare_remote,
     edit_spec,
@@ -38,7 +39,7 @@ def test_stuck_branch_is_refused_then_accepted_once_finished(hooked_stuck):
     assert res.code == 1
     assert "git-retcon: refusing to push 'feature-clean' to origin: `git retcon check feature-clean` fails:" in res.err
     assert "✗ commit 2/3 is stuck: app: use two()" in res.err
-    assert "no remaining hunk matches this commit's paths ['ap.py']" in res.err
+    assert NEEDS_PATHS in res.err
     assert "Fix that and push again, or push anyway with `git push --no-verify`." in res.err
     assert "refs/heads/feature-clean" not in remote_refs(remote)
     unstick(repo)

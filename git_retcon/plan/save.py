@@ -82,6 +82,8 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
             raise RetconError("the spec was emptied: nothing was saved")
         spec = edited
         branches.check_branches(repo, spec)
+    for line in planmod.empty_commits(repo, spec, proposal.everything if proposal else None):
+        say("Warning: " + line)
     with store.lock(spec.cleaned), oplog.recording(store, spec.cleaned, "plan", oplog.refs_of(spec.cleaned,
                                                                                               spec.cleaned)):
         store.save(spec, _refuse_existing(store, spec.cleaned, req.force), "plan")
@@ -105,6 +107,8 @@ def import_file(store: Store, file: str, say: Callable[[str], None]) -> specmod.
     """Replace (or create) the spec named by the file's `cleaned` with the file."""
     spec, _ = planmod.read_file(file)
     branches.check_branches(store.repo, spec)
+    for line in planmod.empty_commits(store.repo, spec):
+        say("Warning: " + line)
     with store.lock(spec.cleaned), oplog.recording(store, spec.cleaned, "import",
                                                    oplog.refs_of(spec.cleaned, spec.cleaned)):
         old = store.load(spec.cleaned).spec if store.exists(spec.cleaned) else None

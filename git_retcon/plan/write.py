@@ -238,6 +238,35 @@ def table(repo: pygit2.Repository, spec: specmod.Spec, everything: list[diff.Hun
     return rows
 
 
+def empty_commits(repo: pygit2.Repository, spec: specmod.Spec, everything: list[diff.Hunk] | None = None,
+                  ) -> list[str]:
+    """Warnings, said before a spec is saved, about logical commits that would take no hunk, and
+    what a run will do about each."""
+    from git_retcon.model.paths import matches
+
+    if everything is None:
+        everything = _remaining(repo, spec)
+    ids = {h.id for h in everything}
+    taken: set[str] = set()
+    out = []
+    for k, c in enumerate(spec.commits):
+        if not (c.paths or c.hunks) or k == len(spec.commits) - 1:
+            continue   # a hints-only commit is the model's to judge; the last takes what is left
+        under = [h for h in everything if c.paths and (matches(h.path, c.paths)
+                                                       or (h.old_path is not None and matches(h.old_path, c.paths)))]
+        planned = [i for i in c.hunks if i in ids]
+        mine = {h.id for h in under} | set(planned)
+        where = f"commit {k + 1} ({c.summary})"
+        if c.paths and not under and not planned:
+            out.append(f"{where}: its paths {c.paths} match no file the source changes; `run` refuses it until "
+                       f"they do (git retcon spec edit {spec.cleaned})")
+        elif not mine - taken:
+            out.append(f"{where}: an earlier commit takes every change it names; a run completes it with no "
+                       f"commit of its own (merge or drop it: git retcon spec edit {spec.cleaned})")
+        taken |= mine
+    return out
+
+
 def coverage(spec: specmod.Spec, everything: list[diff.Hunk]) -> list[str]:
     """Warnings about the stored assignment: hunks in no commit, in two, or unknown."""
     if not any(c.hunks for c in spec.commits):

@@ -21,6 +21,7 @@ from git_retcon.git.plumbing import get_commit, short
 from git_retcon.model.outcome import Proposed, Stuck
 from git_retcon.model.step import ModelUnavailable
 from git_retcon.reconstruct import steps
+from git_retcon.reconstruct.empty import nothing_left
 from git_retcon.reconstruct.journal import Journal, Made
 from git_retcon.reconstruct.judge import judge, verdict
 from git_retcon.reconstruct.work import Work
@@ -175,7 +176,12 @@ class Ahead:
         if self.held and (self.held[-1].made is None or self.held[-1].stuck is not None):
             return False
         nxt = w.spec.commits[k]
-        return not nxt.created and nxt.stuck() is None and not steps.spent_all(w)
+        if nxt.created or nxt.stuck() is not None or steps.spent_all(w):
+            return False
+        # A commit with nothing left is the loop's to complete in its turn, with no step.
+        parent = self.held[-1].made.sha if self.held and self.held[-1].made else w.tip()
+        ahead = Work(w.run, w.stored, w.br, w.wt, w.commands, w.model, k)
+        return nothing_left(ahead, tree_of(get_commit(w.run.repo, parent))) is None
 
     def _go_ahead(self, w: Work, journal: Journal, tip: CommitId) -> None:
         """The model extracts the next logical commit on the last one made; held, not recorded."""

@@ -244,6 +244,13 @@ class Journal:
         self._save(f"commit {w.k + 1} complete")
         failpoint("after-complete")   # its verdicts are held for the next notes write
 
+    def complete_empty(self, w: Work, why: str) -> None:
+        """Logical commit k has nothing left to take: complete, with no commit of its own."""
+        w.commit.history.append(specmod.Complete())
+        self._save(f"commit {w.k + 1} complete, with nothing left for it")
+        self.run.ui.line(f"Nothing left for it: {why}.")
+        self.run.ui.good("✓ Complete with no commit of its own (git retcon spec edit merges or drops it)")
+
     def stop(self, w: Work, stop: Stop) -> Stop:
         """Logical commit k stops short: a stuck one is recorded for a human's `resolve`."""
         if isinstance(stop, Stuck):

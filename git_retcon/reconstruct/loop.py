@@ -27,6 +27,7 @@ from git_retcon.model.outcome import Proposed
 from git_retcon.reconstruct import fixloop, report, steps
 from git_retcon.reconstruct.ahead import Ahead
 from git_retcon.reconstruct.branch import Branches, recorded, refuse_taken
+from git_retcon.reconstruct.empty import nothing_left, refuse_unmatched
 from git_retcon.reconstruct.journal import Journal, Made, Stop
 from git_retcon.reconstruct.judge import check_base, test_tip
 from git_retcon.reconstruct.squash import finish_interrupted, squash
@@ -54,7 +55,10 @@ def reconstruct(run: Run) -> None:
         return
     # The model, its key and the commands are checked before anything is written, whenever a
     # model may be needed: work left in the spec, or commits on the branch to adopt.
-    model = _ready_model(run, stored.spec) if _work_left(run, stored, br) else None
+    model = None
+    if _work_left(run, stored, br):
+        model = _ready_model(run, stored.spec)
+        refuse_unmatched(repo, stored.spec, br, name)
     refuse_checked_out(repo, stored.spec.cleaned)
     refuse_taken(repo, stored.spec)
     with store.lock(name), oplog.recording(store, name, "run", oplog.refs_of(stored.spec.cleaned, name)):
@@ -114,6 +118,9 @@ def logical_commit(w: Work, journal: Journal, ahead: Ahead | None = None) -> Sto
     refuse_stuck(w.run, w.stored, w.k)
     if (resolved := c.resolved()) is not None:
         w.run.ui.line(f"Resolved: {resolved.text}")
+    if not c.created and (why := nothing_left(w, tree_of(get_commit(w.run.repo, w.tip())))):
+        journal.complete_empty(w, why)
+        return None
     if not c.created:
         made = _extract(w, journal, ahead)
         if not isinstance(made, Made):

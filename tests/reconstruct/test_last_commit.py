@@ -36,10 +36,13 @@ def test_the_last_commit_is_taken_by_plain_code_without_a_model_call(project, sc
     assert rows[2]["tokens"] == {"input": 0, "output": 0} and rows[0]["tokens"]["input"] > 0
 
 
-def test_a_last_commit_left_with_nothing_stops_stuck_saying_so(project, scripted):
+def test_a_last_commit_left_with_nothing_is_complete_with_no_commit(project, scripted):
     scripted({"1/extract": take("util.py"), "2/extract": take("")})   # commit 2 takes everything left
     res = retcon(project, "run", "-m", "scripted")
-    assert res.code == 3
-    assert "nothing is left for the last commit" in res.err
+    assert res.code == 0, res.text
+    assert "Nothing left for it: no change of the source is left" in res.out
     assert project.tree("feature-clean") == project.tree("feature")
-    assert retcon(project, "status", "--json").code == 0
+    assert project.log("main..feature-clean") == ["app: use two()", "util: add two()"]
+    rows = json.loads(retcon(project, "status", "--json").out)["commits"]
+    assert [(r["state"], len(r["commits"])) for r in rows] == [("complete", 1), ("complete", 1), ("complete", 0)]
+    assert retcon(project, "check").code == 0

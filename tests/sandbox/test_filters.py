@@ -24,6 +24,10 @@ paths = ["notes.txt", "hand.txt"]
 
 [[commit]]
 message = "docs: stops the run before the spec is complete, so the worktree stays to look at"
+hints = "LATER.md"
+
+[[commit]]
+message = "the rest"
 """
 
 
@@ -37,7 +41,7 @@ def filtered_repo(path) -> GitRepo:
                          "notes.txt": "one\r\n", "secret.sec": "plain\n"})
     repo.git("checkout", "-q", "-b", "feature")
     repo.commit("work", {"notes.txt": "one\r\ntwo\r\n", "secret.sec": "plain\nhello\n",
-                         "hand.txt": "by\r\nhand\r\n"})
+                         "hand.txt": "by\r\nhand\r\n", "LATER.md": "later\n"})
     repo.git("checkout", "-q", "main")
     return repo
 
@@ -51,11 +55,13 @@ def test_applied_and_written_files_go_through_the_filters(tmp_path, scripted):
               "2/extract": [turn(call("apply_hunks", hunk_ids="$ids:notes.txt")),
                             # What read_file shows the model, and what it writes back: CRLF.
                             turn(call("write_file", path="hand.txt", content="by\r\nhand\r\n")),
-                            turn(call("create_commit", message=""))]})
+                            turn(call("create_commit", message=""))],
+              "3/extract": [turn(call("stuck", summary="look at the worktree"))]})
     res = retcon(repo, "run", "-m", "scripted")
-    # Commit 3, the last, has nothing left: plain code stops stuck, the worktree kept.
-    assert res.code == 3 and "nothing is left for the last commit" in res.err, res.text
-    assert repo.tree("feature-clean") == repo.tree("feature")
+    # Commit 3 stops the run, the worktree kept at commit 2.
+    assert res.code == 3 and "look at the worktree" in res.err, res.text
+    for path in ("secret.sec", "notes.txt", "hand.txt"):   # the blobs `git add` stored on the source
+        assert repo.rev(f"feature-clean:{path}") == repo.rev(f"feature:{path}"), path
     # CRLF is what eol=crlf checks out, and git add stores LF, as the source has: no warning.
     wrote = [r for ln in log.read_text().splitlines() for r in json.loads(ln)["results"] if r.startswith("Wrote")]
     assert wrote == ["Wrote hand.txt (10 characters)."], wrote

@@ -1,0 +1,75 @@
+"""Logical commits with nothing left to take, told by plain code before any model is asked.
+
+A commit whose `paths` match no file the source changes is a spec's mistake (a misspelt
+glob): the run refuses it before anything is written. A commit whose paths (or planned
+hunks) match only changes that earlier commits already took (a fix that needed them
+sooner), or that finds no change left at all, is complete with no commit of its own: the
+run says which commits took its changes, and goes on.
+"""
+from __future__ import annotations
+
+import pygit2
+
+from git_retcon import diff
+from git_retcon.errors import RetconError
+from git_retcon.git.ids import TreeId, tree_of
+from git_retcon.git.plumbing import full_sha, get_commit
+from git_retcon.model.paths import matches
+from git_retcon.reconstruct.branch import Branches
+from git_retcon.reconstruct.work import Work
+from git_retcon.state import spec as specmod
+
+
+def refuse_unmatched(repo: pygit2.Repository, spec: specmod.Spec, br: Branches, name: str) -> None:
+    """A logical commit still to do whose paths match no change of the source: refused,
+    naming the commit and the fix, before the run writes anything."""
+    pending = [(k, c) for k, c in enumerate(spec.commits) if c.paths and c.state != "complete"]
+    if not pending:
+        return
+    changed = diff.remaining(repo, tree_of(get_commit(repo, br.base)), br.source_tree)
+    for k, c in pending:
+        if not any(_touches(h, c.paths) for h in changed):
+            raise RetconError(
+                f"commit {k + 1}/{len(spec.commits)} ({c.summary}): its paths {c.paths} match no file that "
+                f"'{spec.source}' changes: fix them (git retcon spec edit {name}), then run again")
+
+
+def nothing_left(w: Work, tree: TreeId) -> str | None:
+    """Why logical commit k has nothing left to take on tree (None: it may have)."""
+    c = w.commit
+    if w.run.remaining is None:
+        w.run.remaining = diff.RemainingDiff(w.run.repo, w.br.source_tree)
+    left = w.run.remaining.at(tree)
+    if not left:
+        return "no change of the source is left: the commits before it hold them all"
+    if w.is_last or not (c.paths or c.hunks):
+        return None   # the last takes whatever is left; a hints-only commit is the model's to judge
+    ids = {h.id for h in left}
+    if any(i in ids for i in c.hunks) or (c.paths and any(_touches(h, c.paths) for h in left)):
+        return None
+    what = f"its paths {c.paths}" if c.paths else "its planned hunks"
+    takers = _takers(w, c.paths)
+    return f"every change under {what} is taken already" + (f", by {takers}" if takers else "")
+
+
+def _touches(h: diff.Hunk, patterns: list[str]) -> bool:
+    return matches(h.path, patterns) or (h.old_path is not None and matches(h.old_path, patterns))
+
+
+def _takers(w: Work, patterns: list[str]) -> str:
+    """The earlier commits of this run that changed files under patterns: who took them."""
+    if not patterns:
+        return ""
+    repo = w.run.repo
+    found: list[str] = []
+    for j, c in enumerate(w.spec.commits[: w.k]):
+        for sha in c.created:
+            commit = get_commit(repo, full_sha(repo, sha))
+            parent = commit.parents[0] if commit.parents else None
+            if parent is None:
+                continue
+            changes = parent.tree.diff_to_tree(commit.tree)
+            if any(matches(p, patterns) for d in changes.deltas for p in (d.old_file.path, d.new_file.path)):
+                subject = commit.message.splitlines()[0] if commit.message else sha[:9]
+                found.append(f"commit {j + 1} ({subject})")
+    return ", ".join(dict.fromkeys(found))

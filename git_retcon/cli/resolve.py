@@ -1,8 +1,6 @@
 """`git retcon resolve`: a human's way out of a stuck stop."""
 from __future__ import annotations
 
-import shlex
-
 import click
 
 from git_retcon.cli.group import cli, load_named
@@ -30,6 +28,7 @@ def resolve(message: str, redo: bool, name: str | None) -> None:
       git retcon spec edit && git retcon resolve --redo -m "moved the helper to commit 2"
     """
     from git_retcon.reconstruct.resolve import resolve as record
+    from git_retcon.reconstruct.stops import run_command
 
     store, stored = load_named(name)
     if not message.strip():
@@ -42,4 +41,4 @@ def resolve(message: str, redo: bool, name: str | None) -> None:
                    f"'{stored.spec.cleaned}'"
                    + (f" ({', '.join(short(s) for s in dropped)}): the next run extracts it afresh" if dropped
                       else ": it had none; the next run extracts it afresh"))
-    click.echo(f"Next: git retcon run {stored.name}" + (f" -m {shlex.quote(done.model)}" if done.model else ""))
+    click.echo(f"Next: {run_command(store.repo, stored.spec, done.model)}")

@@ -26,10 +26,16 @@ class Proposed:
 
 
 @dataclass(frozen=True)
+class Unavailable(Stuck):
+    """The model's backend gave up (its retries spent): stuck, with nothing of the step recorded;
+    the way out is to try again, not to fix anything."""
+
+
+@dataclass(frozen=True)
 class OverBudget:
     """--max-tokens was reached during the step: nothing is stuck, the next run goes on."""
 
 
 StepOutcome = Proposed | Stuck | OverBudget
 
-__all__ = ["OverBudget", "Proposed", "StepKind", "StepOutcome", "Stuck"]
+__all__ = ["OverBudget", "Proposed", "StepKind", "StepOutcome", "Stuck", "Unavailable"]

@@ -34,11 +34,11 @@ class Cut:
     backup: str = ""
 
     def lines(self, cleaned: str) -> list[str]:
-        if not self.cleared:
-            return []
-        which = ", ".join(str(k + 1) for k in self.cleared)
-        out = [f"Logical commit{'s' if len(self.cleared) > 1 else ''} {which} changed place or content after "
-               "a run: their history is cleared, the next run builds them afresh."]
+        out = []
+        if self.cleared:
+            which = ", ".join(str(k + 1) for k in self.cleared)
+            out.append(f"Logical commit{'s' if len(self.cleared) > 1 else ''} {which} changed place or content "
+                       "after a run: their history is cleared, the next run builds them afresh.")
         if self.kept_tip is not None:
             out.append(f"Cut '{cleaned}' back to {short(self.kept_tip)}, the last commit still in order "
                        f"(the commits past it stay reachable from {self.backup}; `git retcon undo` puts them back).")
@@ -49,7 +49,7 @@ def realign(repo: pygit2.Repository, old: specmod.Spec | None, new: specmod.Spec
     """Clear the histories of new's logical commits past its unchanged prefix (in place), and
     cut the cleaned branch back to that prefix. The caller holds the spec's lock and saves
     new afterwards."""
-    if old is None or not any(c.history for c in new.commits):
+    if old is None or not any(c.history for c in old.commits):
         return Cut([])
     try:
         base = str(fork_point(repo, new.source, new.remote, "").base.id)
@@ -58,13 +58,14 @@ def realign(repo: pygit2.Repository, old: specmod.Spec | None, new: specmod.Spec
     chain = ownership.chain(repo, new.cleaned, base).commits if base else []
     kept, at = _prefix(repo, new, chain)
     cleared = [k for k, c in enumerate(new.commits[kept:], start=kept) if c.history]
-    if not cleared:
-        return Cut([])
     for k in cleared:
         new.commits[k].history.clear()
     cut = Cut(cleared)
+    # The branch goes back to what the spec now records, when it held more of what the old one did
+    # (commits past them that no spec recorded, a human's, stay: the next run adopts them).
+    old_made = sum(len(c.created) for c in old.commits)
     tip = ref_target(repo, ownership.branch_ref(new.cleaned))
-    if base is not None and tip is not None and len(chain) > at:
+    if base is not None and tip is not None and len(chain) > at and (cleared or old_made > at):
         keep = chain[at - 1] if at else CommitId(base)
         ownership.refuse_checked_out(repo, new.cleaned)
         backup = BACKUP_PREFIX + new.cleaned

@@ -15,7 +15,7 @@ from git_retcon.git.ids import CommitId, tree_of
 from git_retcon.git.plumbing import get_commit
 from git_retcon.model.args import ToolError
 from git_retcon.model.choose import BUILTIN
-from git_retcon.model.outcome import OverBudget, Proposed, StepKind, Stuck
+from git_retcon.model.outcome import OverBudget, Proposed, StepKind, Stuck, Unavailable
 from git_retcon.model.prompt import template
 from git_retcon.model.retry import retry_reporter
 from git_retcon.model.step import ModelUnavailable, StepResult, run_step
@@ -104,8 +104,7 @@ def step(w: Work, journal: Journal, prompt_file: str, values: dict[str, str], s:
     try:
         return attempt(w, journal, prompt_file, values, s)
     except ModelUnavailable as exc:
-        return StepResult(Stuck(f"{exc}. Nothing of this step was recorded; the state is saved. "
-                                "When the backend works again, resolve (e.g. -m \"retry\") and run again."))
+        return StepResult(Unavailable(f"{exc}. The state is saved."))
 
 
 def attempt(w: Work, journal: Journal, prompt_file: str, values: dict[str, str], s: Session) -> StepResult:

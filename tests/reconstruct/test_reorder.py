@@ -99,3 +99,18 @@ def test_a_reorder_is_refused_while_the_branch_is_checked_out(done, tmp_path):
     res = import_blocks(repo, tmp_path, [0, 2, 1])
     assert res.code == 1 and "is checked out in" in res.err, res.text
     assert repo.rev("refs/retcon/feature-clean") == spec_before and repo.rev("feature-clean") == tip
+
+
+def test_a_spec_imported_without_its_history_cuts_the_branch_to_the_base(done, tmp_path):
+    """The spec exported before the run and imported after it: the branch agrees with it again
+    (not adopted commit by commit into logical commit 1)."""
+    repo = done
+    old_tip = repo.rev("feature-clean")
+    (tmp_path / "before.toml").write_text(SPEC)
+    res = retcon(repo, "spec", "import", str(tmp_path / "before.toml"))
+    assert res.code == 0, res.text
+    assert repo.rev("feature-clean") == repo.rev("main")
+    assert repo.rev("refs/retcon-backup/feature-clean") == old_tip
+    res = retcon(repo, "run", "-m", "retcon-paths")
+    assert res.code == 0 and "Adopting" not in res.out, res.text
+    assert repo.log("main..feature-clean") == ["docs: explain main", "app: use two()", "util: add two()"]

@@ -119,20 +119,27 @@ def pre_push(args: list[str], stdin: IO[str], env: Mapping[str, str]) -> int:
             stored = store.load(name)
             # A branch of the spec's name that git-retcon did not make is the user's: not a cleaned branch.
             if (theirs := foreign_branch(store, stored)) is not None:
-                print(f"git-retcon: not checking '{name}': {theirs}", file=sys.stderr)
+                _say(f"git-retcon: not checking '{name}': {theirs}")
                 continue
             verdict = check_spec(store, stored)
         except RetconError as exc:
             refused = True
-            print(f"git-retcon: refusing to push '{name}' to {remote}: {exc}\n", file=sys.stderr)
+            _say(f"git-retcon: refusing to push '{name}' to {remote}: {exc}\n")
             continue
         if not verdict.ok:
             refused = True
-            print(f"git-retcon: refusing to push '{name}' to {remote}: `git retcon check {name}` fails:\n"
-                  f"{verdict.render()}\n", file=sys.stderr)
+            _say(f"git-retcon: refusing to push '{name}' to {remote}: `git retcon check {name}` fails:\n"
+                  f"{verdict.render()}\n")
     if refused:
-        print("Fix that and push again, or push anyway with `git push --no-verify`.", file=sys.stderr)
+        _say("Fix that and push again, or push anyway with `git push --no-verify`.")
     return 1 if refused else 0
+
+
+def _say(text: str) -> None:
+    """A line for the pusher's terminal: on stderr, its control characters escaped."""
+    from git_retcon.ui import printable
+
+    print(printable(text), file=sys.stderr)
 
 
 def main() -> None:
@@ -142,7 +149,7 @@ def main() -> None:
     try:
         sys.exit(pre_push(sys.argv[1:], sys.stdin, os.environ))
     except RetconError as exc:
-        print(f"git-retcon: refusing the push: {exc}", file=sys.stderr)
+        _say(f"git-retcon: refusing the push: {exc}")
         sys.exit(1)
 
 

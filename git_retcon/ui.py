@@ -4,6 +4,7 @@ command's last output line."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import threading
@@ -15,6 +16,25 @@ import click
 
 TICK = 0.1            # seconds between redraws of the live line
 QUIET_STEP = 0.3      # a silent step shows a live line only once it takes this long
+
+
+# C0 controls but newline and tab, DEL, C1 controls (U+0080..U+009F: 0x9b is a CSI on its own),
+# and the bidirectional overrides and isolates that reorder what a terminal shows.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\r": "\\r", "\b": "\\b", "\x1b": "\\e"}
+
+
+def printable(text: str) -> str:
+    """text for a terminal, its control characters shown escaped (`\\e]0;title\\x07`): what a
+    model wrote, a file name or a commit message cannot move the cursor, retitle the window,
+    ring the bell or hide what is printed."""
+    return _UNPRINTABLE.sub(lambda m: _NAMED.get(m.group()) or (
+        f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}"), text)
+
+
+def echo(text: str = "", err: bool = False, nl: bool = True) -> None:
+    """click.echo of printable(text): what every command prints goes through here."""
+    click.echo(printable(text), err=err, nl=nl)
 
 
 class Live:
@@ -100,6 +120,7 @@ class UI:
         return self._style(text, dim=True)
 
     def _echo(self, text: str, err: bool = False) -> None:
+        """text is printable already (and styled): the public methods escape before they style."""
         if self._wait is not None:
             self._wait.say(text, err)
         else:
@@ -107,21 +128,22 @@ class UI:
 
     def line(self, text: str = "") -> None:
         if not self.quiet:
-            self._echo(text)
+            self._echo(printable(text))
 
     def detail(self, text: str) -> None:
         if self.verbose and not self.quiet:
-            self._echo(self._dim(text))
+            self._echo(self._dim(printable(text)))
 
     def command(self, text: str) -> None:
         """A command as the user would type it, before its output."""
         if not self.quiet:
-            click.echo(self._style(f"$ {text}", bold=True))
+            click.echo(self._style(f"$ {printable(text)}", bold=True))
 
     def start(self, text: str) -> None:
         """The first half of `Building... PASS`; on a terminal, a live line until finish."""
         if self.quiet:
             return
+        text = printable(text)
         if self.animate:
             self._label = text
             self._live = Live(text, self._dim)
@@ -132,12 +154,12 @@ class UI:
     def output(self, line: str) -> None:
         """The latest output line of the running command (shown live on a terminal)."""
         if self._live is not None:
-            self._live.output(line)
+            self._live.output(printable(line))
 
     def finish(self, ok: bool, text: str) -> None:
         if self.quiet:
             return
-        verdict = self._style(text, fg="green" if ok else "red", bold=not ok)
+        verdict = self._style(printable(text), fg="green" if ok else "red", bold=not ok)
         if self._live is not None:
             seconds = self._live.stop()
             self._live = None
@@ -164,15 +186,15 @@ class UI:
 
     def good(self, text: str) -> None:
         if not self.quiet:
-            self._echo(self._style(text, fg="green"))
+            self._echo(self._style(printable(text), fg="green"))
 
     def bad(self, text: str) -> None:
-        self._echo(self._style(text, fg="red", bold=True), err=self.quiet)
+        self._echo(self._style(printable(text), fg="red", bold=True), err=self.quiet)
 
     def heading(self, text: str) -> None:
         if not self.quiet:
             click.echo()
-            click.echo(self._style(text, bold=True))
+            click.echo(self._style(printable(text), bold=True))
 
 
 def _took(seconds: float) -> str:

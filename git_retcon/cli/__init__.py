@@ -28,6 +28,7 @@ from git_retcon.cli import (  # noqa: F401
 from git_retcon.cli.group import cli
 from git_retcon.errors import RetconError, Stopped
 from git_retcon.git.plumbing import known_failure
+from git_retcon.ui import echo
 
 __all__ = ["cli", "main"]
 
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         _main(argv)
     except _Terminated:
-        click.echo("Terminated: run the same command again to resume.", err=True)
+        echo("Terminated: run the same command again to resume.", err=True)
         sys.exit(128 + signal.SIGTERM)
     finally:
         if main_thread:
@@ -63,16 +64,16 @@ def _main(argv: list[str] | None) -> None:
         # click turns Ctrl-C into Abort; the work is resumable, so say how.
         if isinstance(exc.__cause__, KeyboardInterrupt):
             _interrupted()
-        click.echo("Aborted.", err=True)
+        echo("Aborted.", err=True)
         sys.exit(1)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
     except Stopped as exc:
-        click.echo(str(exc), err=True)
+        echo(str(exc), err=True)
         sys.exit(exc.exit_code)
     except RetconError as exc:
-        click.echo(f"error: {exc}", err=True)
+        echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         _interrupted()
@@ -81,11 +82,11 @@ def _main(argv: list[str] | None) -> None:
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
         known = known_failure(exc, os.getcwd())   # a full disk, a SHA-256 repository: no bug
         if known is not None:
-            click.echo(f"error: {known}", err=True)
+            echo(f"error: {known}", err=True)
             sys.exit(known.exit_code)
         if os.environ.get("RETCON_DEBUG"):
             raise
-        click.echo(f"error: internal error: {type(exc).__name__}: {exc} "
+        echo(f"error: internal error: {type(exc).__name__}: {exc} "
                    "(set RETCON_DEBUG=1 for a traceback, and please report it)", err=True)
         sys.exit(1)
 
@@ -93,5 +94,5 @@ def _main(argv: list[str] | None) -> None:
 
 def _interrupted() -> NoReturn:
     """Ctrl-C: every write is compare-and-swap, so the same command resumes."""
-    click.echo("Interrupted: run the same command again to resume.", err=True)
+    echo("Interrupted: run the same command again to resume.", err=True)
     sys.exit(130)

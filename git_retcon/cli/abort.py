@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from git_retcon.cli.group import cli, load_named
+from git_retcon.ui import echo
 
 
 @cli.command()
@@ -22,4 +23,4 @@ def abort(name: str) -> None:
     from git_retcon.reconstruct.abort import abort as drop
 
     store, stored = load_named(name)
-    drop(store, stored, click.echo)
+    drop(store, stored, echo)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from git_retcon.cli.group import cli, load_named
+from git_retcon.ui import echo
 
 
 @cli.command()
@@ -22,7 +23,7 @@ def check(name: str | None, allow_wip: bool, rerun: bool) -> None:
     from git_retcon.check import check_spec
 
     store, stored = load_named(name)
-    verdict = check_spec(store, stored, allow_wip, rerun, progress=click.echo)
-    click.echo(verdict.render())
+    verdict = check_spec(store, stored, allow_wip, rerun, progress=echo)
+    echo(verdict.render())
     if not verdict.ok:
         raise SystemExit(1)

@@ -1,10 +1,9 @@
 """`git retcon hooks install|uninstall`."""
 from __future__ import annotations
 
-import click
-
 from git_retcon.cli.group import cli
 from git_retcon.git.plumbing import open_repo
+from git_retcon.ui import echo
 
 
 @cli.group("hooks")
@@ -23,7 +22,7 @@ def hooks_install() -> None:
     from git_retcon import hooks
 
     for line in hooks.install(open_repo()):
-        click.echo(line)
+        echo(line)
 
 
 @hooks_group.command("uninstall")
@@ -37,4 +36,4 @@ def hooks_uninstall() -> None:
     from git_retcon import hooks
 
     for line in hooks.uninstall(open_repo()):
-        click.echo(line)
+        echo(line)

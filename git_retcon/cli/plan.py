@@ -6,6 +6,7 @@ import sys
 import click
 
 from git_retcon.cli.group import cli, open_store
+from git_retcon.ui import echo
 
 
 @cli.command()
@@ -51,5 +52,5 @@ def plan(source: str | None, remote: str | None, cleaned: str | None, from_file:
     spec = save_plan(open_store(), PlanRequest(
         source=source, remote=remote, cleaned=cleaned, from_file=from_file, from_commits=from_commits, model=model,
         max_commits=max_commits, instructions=instructions, budget=budget, jobs=jobs, build=build, test=test_cmd,
-        edit=edit, force=force, log=not no_log), click.echo)
-    click.echo(f"Next: git retcon run {spec.cleaned}")
+        edit=edit, force=force, log=not no_log), echo)
+    echo(f"Next: git retcon run {spec.cleaned}")

@@ -5,6 +5,7 @@ import click
 
 from git_retcon.cli.group import cli, load_named
 from git_retcon.git.plumbing import short
+from git_retcon.ui import echo
 
 
 @cli.command()
@@ -34,11 +35,11 @@ def resolve(message: str, redo: bool, name: str | None) -> None:
     if not message.strip():
         raise click.UsageError("the message is empty: say what you changed")
     done = record(store, stored.name, message.strip(), redo)
-    click.echo(f"Resolved commit {done.index + 1}/{done.total}: {done.summary}")
+    echo(f"Resolved commit {done.index + 1}/{done.total}: {done.summary}")
     if done.redo:
         dropped = done.dropped
-        click.echo(f"Dropped {len(dropped)} commit{'s' if len(dropped) != 1 else ''} of it from "
+        echo(f"Dropped {len(dropped)} commit{'s' if len(dropped) != 1 else ''} of it from "
                    f"'{stored.spec.cleaned}'"
                    + (f" ({', '.join(short(s) for s in dropped)}): the next run extracts it afresh" if dropped
                       else ": it had none; the next run extracts it afresh"))
-    click.echo(f"Next: {run_command(store.repo, stored.spec, done.model)}")
+    echo(f"Next: {run_command(store.repo, stored.spec, done.model)}")

@@ -5,6 +5,7 @@ import click
 
 from git_retcon.cli.group import cli
 from git_retcon.git.plumbing import open_repo
+from git_retcon.ui import echo
 
 
 @cli.command()
@@ -20,7 +21,7 @@ def push(remote: str | None, no_verify: bool) -> None:
     from git_retcon import share
 
     for line in share.push(open_repo(), remote, no_verify):
-        click.echo(line)
+        echo(line)
 
 
 @cli.command()
@@ -35,4 +36,4 @@ def pull(remote: str | None) -> None:
     from git_retcon import share
 
     for line in share.pull(open_repo(), remote):
-        click.echo(line)
+        echo(line)

@@ -1,12 +1,14 @@
 """`git retcon spec show|export|import|edit`: the stored spec as TOML."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
 from git_retcon.cli.group import cli, load_named, open_store
 from git_retcon.state import spectoml
+from git_retcon.ui import echo
 
 
 @cli.group("spec")
@@ -23,7 +25,7 @@ def spec_show(name: str | None) -> None:
     Example:
       git retcon spec show feature-clean
     """
-    click.echo(spectoml.dump(load_named(name)[1].spec), nl=False)
+    echo(spectoml.dump(load_named(name)[1].spec), nl=False)
 
 
 @spec_group.command("export")
@@ -39,9 +41,10 @@ def spec_export(name: str | None, output: str | None) -> None:
     text = spectoml.dump(load_named(name)[1].spec)
     if output:
         Path(output).write_text(text, encoding="utf-8")
-        click.echo(f"Wrote {output}")
+        echo(f"Wrote {output}")
     else:
-        click.echo(text, nl=False)
+        # Data for a file or a pipe: as it is (TOML escapes what it must); to a terminal, printable.
+        (echo if sys.stdout.isatty() else click.echo)(text, nl=False)
 
 
 @spec_group.command("import")
@@ -55,8 +58,8 @@ def spec_import(file: str) -> None:
     """
     from git_retcon.plan.save import import_file
 
-    spec = import_file(open_store(), file, click.echo)
-    click.echo(f"Imported spec '{spec.cleaned}' ({len(spec.commits)} logical commits).")
+    spec = import_file(open_store(), file, echo)
+    echo(f"Imported spec '{spec.cleaned}' ({len(spec.commits)} logical commits).")
 
 
 @spec_group.command("edit")
@@ -71,8 +74,8 @@ def spec_edit(name: str | None) -> None:
     from git_retcon.plan.save import edit_stored
 
     store, stored = load_named(name)
-    edited = edit_stored(store, stored, click.echo)
-    click.echo("No changes." if edited is None else f"Saved spec '{edited.cleaned}'.")
+    edited = edit_stored(store, stored, echo)
+    echo("No changes." if edited is None else f"Saved spec '{edited.cleaned}'.")
 
 
 @spec_group.command("rm")
@@ -91,4 +94,4 @@ def spec_rm(name: str) -> None:
     from git_retcon.reconstruct.abort import remove_spec
 
     store, stored = load_named(name)
-    click.echo(remove_spec(store, stored))
+    echo(remove_spec(store, stored))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from git_retcon.cli.group import cli, load_named
+from git_retcon.ui import echo
 
 
 @cli.command()
@@ -21,4 +22,4 @@ def squash(name: str | None) -> None:
     from git_retcon.reconstruct.squash import squash_spec
 
     store, stored = load_named(name)
-    squash_spec(store, stored, click.echo)
+    squash_spec(store, stored, echo)

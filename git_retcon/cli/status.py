@@ -7,6 +7,7 @@ import click
 
 from git_retcon.cli.group import cli, load_named, open_store
 from git_retcon.errors import RetconError
+from git_retcon.ui import echo
 
 
 @cli.command()
@@ -25,12 +26,12 @@ def status(name: str | None, as_json: bool) -> None:
     store, stored = load_named(name)
     doc = view.document(store, stored)
     if as_json:
-        click.echo(json.dumps(doc, indent=2))
+        echo(json.dumps(doc, indent=2))
         return
     k = stored.spec.current()
     stuck = stored.spec.commits[k].stuck() if k is not None else None
     for line in view.render(doc, stuck.summary if stuck is not None else None):
-        click.echo(line)
+        echo(line)
 
 
 @cli.command("list")
@@ -44,19 +45,19 @@ def list_() -> None:
     store = open_store()
     names = store.names()
     if not names:
-        click.echo("No specs. Create one with `git retcon plan`.")
+        echo("No specs. Create one with `git retcon plan`.")
         return
     from git_retcon.git.ownership import name_problem
 
     for n in names:
         if problem := name_problem(n):   # saved by an older version; it breaks `git gc`
-            click.echo(f"{n}\tinvalid name: {problem}: keep it with `git retcon spec export {n} -o FILE` "
+            echo(f"{n}\tinvalid name: {problem}: keep it with `git retcon spec export {n} -o FILE` "
                        f"(then change `cleaned` and `git retcon spec import FILE`), and remove it with "
                        f"`git retcon spec rm {n}`")
             continue
         try:
             s = store.load(n).spec
             done = sum(1 for c in s.commits if c.state == "complete")
-            click.echo(f"{n}\t{s.state}\t{done}/{len(s.commits)} complete\t{s.source} -> {s.cleaned}")
+            echo(f"{n}\t{s.state}\t{done}/{len(s.commits)} complete\t{s.source} -> {s.cleaned}")
         except RetconError as exc:
-            click.echo(f"{n}\tunreadable: {exc}")
+            echo(f"{n}\tunreadable: {exc}")

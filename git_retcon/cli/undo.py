@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from git_retcon.cli.group import cli, open_store, spec_name
+from git_retcon.ui import echo
 
 
 @cli.command()
@@ -26,4 +27,4 @@ def undo(name: str | None) -> None:
 
     store = open_store()
     # NAME as given: a spec that `spec rm` deleted has no ref left, only its record.
-    take_back(store, name or spec_name(store, None), click.echo)
+    take_back(store, name or spec_name(store, None), echo)

@@ -29,16 +29,13 @@ from git_retcon.state import notes
 from git_retcon.state.notes import CommandKind
 from git_retcon.state.spec import LogicalCommit
 from git_retcon.state.store import Store, Stored
+from git_retcon.ui import plural
 
 # How far past the recorded commits the branch walk goes before giving up on
 # finding the merge-base: a branch rebased elsewhere must not cost a full-history walk.
 _SLACK = 50
 _MAX_SOURCE_WALK = 10000
 _STAT_FILES = 20
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 else "s")
 
 
 @dataclass

@@ -37,6 +37,25 @@ _MACHINE = {
 }
 
 
+# The words git and libgit2 put in their messages for the same conditions.
+_MACHINE_WORDS = {"No space left on device": "free some space", "Out of diskspace": "free some space",
+                  "Disk quota exceeded": "free some space", "Read-only file system": "make it writable"}
+
+
+_WRITE_FAILED = ("couldn't write", "could not write", "unable to write", "failed to write", "write error")
+
+
+def with_advice(text: str) -> str:
+    """An error's line, with what to do added when it names a condition of the machine (git's
+    own words for a full disk, say) and says nothing to do."""
+    if "run the command again" in text:
+        return text
+    todo = next((todo for words, todo in _MACHINE_WORDS.items() if words in text), None)
+    if todo is None and any(w in text for w in _WRITE_FAILED):   # git said it could not write, not why
+        todo = "check that the disk has space and the files are writable"
+    return f"{text}: {todo}, then run the command again" if todo else text
+
+
 def machine_error(exc: BaseException, path: str | None = None, under: str | None = None) -> RetconError | None:
     """exc as one line naming the file and what to do, when it is an ordinary condition of
     the machine (a full disk, a read-only file system, permissions) that no retry can help;

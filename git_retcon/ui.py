@@ -20,7 +20,8 @@ QUIET_STEP = 0.3      # a silent step shows a live line only once it takes this 
 
 # C0 controls but newline and tab, DEL, C1 controls (U+0080..U+009F: 0x9b is a CSI on its own),
 # and the bidirectional overrides and isolates that reorder what a terminal shows.
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# Lone surrogates too: a file name that is not UTF-8 (Python's surrogateescape), shown by its bytes.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _NAMED = {"\r": "\\r", "\b": "\\b", "\x1b": "\\e"}
 
 
@@ -28,8 +29,18 @@ def printable(text: str) -> str:
     """text for a terminal, its control characters shown escaped (`\\e]0;title\\x07`): what a
     model wrote, a file name or a commit message cannot move the cursor, retitle the window,
     ring the bell or hide what is printed."""
-    return _UNPRINTABLE.sub(lambda m: _NAMED.get(m.group()) or (
-        f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}"), text)
+    return _UNPRINTABLE.sub(lambda m: _NAMED.get(m.group()) or _code(ord(m.group())), text)
+
+
+def _code(c: int) -> str:
+    if 0xDC80 <= c <= 0xDCFF:   # a byte that was not UTF-8
+        return f"\\x{c - 0xDC00:02x}"
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def plural(count: int, word: str, many: str = "") -> str:
+    """`1 path`, `2 paths` (`many` for a plural that is not word + s)."""
+    return f"{count} {word if count == 1 else many or word + 's'}"
 
 
 def echo(text: str = "", err: bool = False, nl: bool = True) -> None:

@@ -26,7 +26,7 @@ from git_retcon.cli import (  # noqa: F401
     undo,
 )
 from git_retcon.cli.group import cli
-from git_retcon.errors import RetconError, Stopped
+from git_retcon.errors import RetconError, Stopped, with_advice
 from git_retcon.git.plumbing import known_failure
 from git_retcon.ui import echo
 
@@ -73,7 +73,7 @@ def _main(argv: list[str] | None) -> None:
         echo(str(exc), err=True)
         sys.exit(exc.exit_code)
     except RetconError as exc:
-        echo(f"error: {exc}", err=True)
+        echo(f"error: {with_advice(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         _interrupted()

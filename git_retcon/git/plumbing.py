@@ -41,6 +41,7 @@ def git(cwd: Path | str, *args: str, check: bool = True, input: str | None = Non
     """Run the git binary in cwd; a failure is a RetconError carrying git's message."""
     proc = subprocess.run(
         ["git", *args], cwd=cwd, env=clean_env(), text=True, capture_output=True, input=input,
+        errors="surrogateescape",   # a file name that is not UTF-8 comes back as Python names such files
     )
     if check and proc.returncode != 0:
         raise RetconError(f"git {_command(args)} failed: {_cause(proc.stderr, proc.returncode)}")
@@ -88,7 +89,10 @@ def open_repo(cwd: Path | str | None = None) -> pygit2.Repository:
         path = pygit2.discover_repository(str(start))
         if path is None:
             raise RetconError("not a git repository: run this inside the repository you want to clean up")
-        repo = pygit2.Repository(path)
+        try:
+            repo = pygit2.Repository(path)
+        except pygit2.GitError as exc:
+            raise known_failure(exc, start) or exc from None
     work_tree = os.environ.get("GIT_WORK_TREE") if cwd is None else None
     if work_tree:
         try:
@@ -106,6 +110,11 @@ def known_failure(exc: Exception, cwd: Path | str) -> RetconError | None:
     a repository libgit2 cannot read (SHA-256 object ids), a full disk or a read-only
     file system (naming the repository git-retcon was writing in); None for anything else."""
     text = str(exc)
+    if "is not owned by current user" in text:
+        top = text.split("repository path '", 1)[1].split("'", 1)[0] if "repository path '" in text else str(cwd)
+        return RetconError(f"{top} is owned by another user, and git refuses such a repository (\"dubious "
+                           f"ownership\"): if you trust it, run `git config --global --add safe.directory {top}`, "
+                           "then run the command again")
     if "unsupported extension name extensions." in text:
         where, name = text.split(": unsupported extension name ", 1)
         return RetconError(f"{where}: git-retcon cannot open this repository: it uses {name}, which libgit2 "
@@ -276,6 +285,8 @@ def cas_ref(repo: pygit2.Repository, name: str, new: str | None, old: str | None
             else:
                 txn.set_target(name, new, message=message)
     except pygit2.GitError as exc:
+        if ref_target(repo, name) == new and new != old:
+            return   # the ref moved; only its reflog could not be written (a full disk): the swap is done
         text = str(exc)
         if isinstance(exc, pygit2.InvalidSpecError):
             raise RetconError(f"cannot write {name}: git refuses the name (see git check-ref-format)") from None

@@ -15,6 +15,7 @@ from git_retcon.reconstruct.journal import Journal, Made, Stop
 from git_retcon.reconstruct.judge import recorded_failure
 from git_retcon.reconstruct.work import Work
 from git_retcon.state import spec as specmod
+from git_retcon.ui import plural
 
 if TYPE_CHECKING:
     # rework (failure parsers: many regexes) is imported when a build or test fails, not at start-up.
@@ -82,8 +83,9 @@ def _fix_step(w: Work, journal: Journal, diag: rework.Diagnosis, attempt: int) -
     values.update(attempt=str(attempt), brief=diff.shorten(diag.brief.text, shown))
     candidates = diag.blame.candidates
     if candidates:
-        ui.line(f"Blame: {len(candidates)} candidate hunks in the remaining diff "
-                f"({', '.join(c.hunk.path for c in candidates[:3])}{'...' if len(candidates) > 3 else ''})")
+        paths = list(dict.fromkeys(c.hunk.path for c in candidates))
+        ui.line(f"Blame: {plural(len(candidates), 'candidate hunk')} in the remaining diff "
+                f"({', '.join(paths[:3])}{'...' if len(paths) > 3 else ''})")
     ui.line("Consulting diff for missing pieces...")
     res = steps.step(w, journal, "fix.md", values, session)
     if not isinstance(res.outcome, Proposed):

@@ -23,7 +23,7 @@ from git_retcon.git.commits import make_commit, signature
 from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.message import cleanup
 from git_retcon.git.ownership import move_branch
-from git_retcon.git.plumbing import full_sha, get_commit, short
+from git_retcon.git.plumbing import find_commit, full_sha, get_commit, short
 from git_retcon.model.outcome import OverBudget, Proposed, Stuck
 from git_retcon.model.step import StepResult
 from git_retcon.reconstruct.branch import Branches, recorded, refuse_foreign
@@ -32,6 +32,7 @@ from git_retcon.sandbox.runner import Result
 from git_retcon.state import notes
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Stored
+from git_retcon.ui import plural
 
 if TYPE_CHECKING:
     # rework (failure parsers: many regexes) is imported when a build or test fails, not at start-up.
@@ -73,10 +74,13 @@ class Journal:
         tip = br.cleaned_tip
         if tip is None:
             if made:
+                last = full_sha(run.repo, made[-1])
+                restore = (f"restore it with `git branch {spec.cleaned} {last[:12]}`, or "
+                           if find_commit(run.repo, last) is not None else
+                           f"fetch its commits (git retcon pull REMOTE: {short(last)} is not in this repository), or ")
                 raise RetconError(
-                    f"branch '{spec.cleaned}' is gone but the spec records {len(made)} commits on it: "
-                    f"restore it with `git branch {spec.cleaned} {made[-1][:12]}`, "
-                    f"or start over with `git retcon abort {spec.cleaned}`"
+                    f"branch '{spec.cleaned}' is gone but the spec records {plural(len(made), 'commit')} on it: "
+                    f"{restore}start over with `git retcon abort {spec.cleaned}`"
                 )
             run.ui.line("Creating cleaned branch from merge-base...")
             move_branch(run.repo, spec.cleaned, br.base, None, f"start {spec.cleaned} at merge-base")

@@ -16,6 +16,7 @@ from git_retcon.reconstruct.work import Run, Work
 from git_retcon.sandbox.runner import Commands, Result
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import notes
+from git_retcon.ui import plural
 
 if TYPE_CHECKING:
     # rework (failure parsers: many regexes) is imported when a build or test fails, not at start-up.
@@ -85,7 +86,7 @@ def judge(w: Work, journal: Journal, tip: CommitId, tree: TreeId,
             return as_failure(r)
     failure = tree_failure(w, tree)
     if failure is not None:
-        w.run.ui.bad(f"Final tree differs from '{w.spec.source}' in {len(failure.paths)} paths")
+        w.run.ui.bad(f"Final tree differs from '{w.spec.source}' in {plural(len(failure.paths), 'path')}")
     return failure
 
 

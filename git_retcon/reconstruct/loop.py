@@ -14,6 +14,7 @@ ahead (--jobs), stops (what a stop says), report.
 """
 from __future__ import annotations
 
+from contextlib import suppress
 from itertools import count
 
 import llm
@@ -36,7 +37,7 @@ from git_retcon.reconstruct.work import Options, Run, Work
 from git_retcon.sandbox.pool import PoolWorktree, pool_names, remove_pool
 from git_retcon.sandbox.runner import Commands, check_command_exists
 from git_retcon.sandbox.worktree import Worktree
-from git_retcon.state import notes, oplog
+from git_retcon.state import oplog
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import NOTES_REF, TESTS_REF, Stored, spec_ref
 
@@ -89,21 +90,21 @@ def reconstruct(run: Run) -> None:
         # --jobs 2 and more: commands in the pool while the model works ahead (nothing to overlap without them)
         ahead = Ahead(run.opts.jobs) if run.opts.jobs > 1 and (spec.build or spec.test) else None
         stop: Stop | None = None
-        ended: notes.Stop = "complete"
         try:
             while stop is None and (k := stored.spec.current()) is not None:
                 w = Work(run, stored, br, wt, commands, model, k)
                 stop = logical_commit(w, journal, ahead)
-        except RetconError:
-            ended = "error"
+        except BaseException:
+            # What is held back is written as far as it can be; the error that stopped the run
+            # (a full disk, Ctrl-C) is the one to see, not one of these writes after it.
+            with suppress(RetconError, OSError):
+                journal.close(model.model_id, "error")
+            report.tokens(run)
             raise
-        finally:
-            if stop is not None:
-                ended = "stuck" if isinstance(stop, specmod.Stuck) else "budget"
-            journal.close(model.model_id, ended)
-            if ended != "complete":   # the closing report says it otherwise
-                report.tokens(run)
+        journal.close(model.model_id, "complete" if stop is None else
+                      "stuck" if isinstance(stop, specmod.Stuck) else "budget")
         if stop is not None:
+            report.tokens(run)
             raise stop_error(w, stop)
         squashed = _squash_if_asked(run, stored)
         _remove_worktrees(run)

@@ -9,6 +9,7 @@ from git_retcon.reconstruct.branch import Branches
 from git_retcon.reconstruct.work import Run
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Stored
+from git_retcon.ui import plural
 
 
 def header(run: Run, spec: specmod.Spec, br: Branches, model: str | None) -> None:
@@ -30,17 +31,13 @@ def skipped_commands(run: Run, spec: specmod.Spec) -> None:
 def tokens(run: Run) -> None:
     """This run's token spending (nothing when no model was called)."""
     t = run.spending
-    if t.calls:
-        run.ui.line(f"Tokens this run: {t.input_tokens} in, {t.output_tokens} out ({t.calls} model calls)")
+    if t.input_tokens or t.output_tokens:   # the offline model calls none that cost a token
+        run.ui.line(f"Tokens this run: {t.input_tokens} in, {t.output_tokens} out ({plural(t.calls, 'model call')})")
 
 
 def wip_count(run: Run, shas: list[str]) -> int:
     """The WIP fix commits among shas (`WIP: ` or `fixup! `), by message: a human's adopted fix is not one."""
     return sum(1 for sha in shas if is_fix(get_commit(run.repo, sha).message))
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def final(run: Run, stored: Stored, squashed: int = 0) -> None:
@@ -54,7 +51,7 @@ def final(run: Run, stored: Stored, squashed: int = 0) -> None:
         ui.line(f"{plural(squashed, 'WIP fix commit')} squashed into their logical commits")
     ui.line(f"{plural(wips, 'WIP fix commit')}" + (" left" if squashed else ""))
     tokens(run)
-    if run.spending.calls:
+    if run.spending.tokens:   # per commit, as the tokens line: nothing for the offline model
         for i, u in sorted(run.spending.per_commit.items()):
             ui.line(f"  commit {i}: {u['input']} in, {u['output']} out, {u['calls']} calls")
     ui.line(f"Branch: {spec.cleaned}")
@@ -72,7 +69,7 @@ def dry_run(run: Run, stored: Stored, br: Branches) -> None:
     ui.line(f"Cleaned branch: {short(br.cleaned_tip) if br.cleaned_tip else 'not created yet'}")
     left = diff.remaining(run.repo, str(get_commit(run.repo, tip).tree_id), br.source_tree)
     files, added, removed = diff.stat(left)
-    ui.line(f"Remaining diff: {len(left)} hunks in {files} files (+{added} -{removed})")
+    ui.line(f"Remaining diff: {plural(len(left), 'hunk')} in {plural(files, 'file')} (+{added} -{removed})")
     for i, c in enumerate(spec.commits):
         ui.line(f"  {i + 1}. [{c.state}] {c.summary}")
     k = spec.current()

@@ -19,6 +19,7 @@ from git_retcon.git.plumbing import find_commit, first_parent_chain, full_sha, r
 from git_retcon.state import notes, oplog
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Store, Stored
+from git_retcon.ui import plural
 
 
 @dataclass
@@ -87,8 +88,8 @@ def redo(store: Store, stored: Stored, k: int, message: str) -> list[CommitId]:
                               f"'{stored.name}': --redo drops only its own commits; nothing was changed")
     c.history = [e for e in c.history if not isinstance(e, (specmod.CommitCreated, specmod.Squashed))]
     c.history.append(specmod.Resolved(message))
-    store.update(stored, f"commit {k + 1} resolved, redo: dropped {len(recorded_k)} commits")
+    store.update(stored, f"commit {k + 1} resolved, redo: dropped {plural(len(recorded_k), 'commit')}")
     if dropped:
         assert parent is not None and tip is not None
-        move_branch(repo, spec.cleaned, parent, tip, f"redo commit {k + 1}: drop {len(dropped)} commits")
+        move_branch(repo, spec.cleaned, parent, tip, f"redo commit {k + 1}: drop {plural(len(dropped), 'commit')}")
     return dropped

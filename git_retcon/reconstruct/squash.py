@@ -29,6 +29,7 @@ from git_retcon.state import notes, oplog
 from git_retcon.state import spec as specmod
 from git_retcon.state.notes import CommitNote, SquashedFix, SquashedStop
 from git_retcon.state.store import Store, Stored
+from git_retcon.ui import plural
 
 
 def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
@@ -87,7 +88,7 @@ def squash(store: Store, stored: Stored, say: Callable[[str], None]) -> int:
     move_branch(repo, spec.cleaned, parent, tip, f"squash {folded} WIP commits")
     failpoint("squash-after-branch")
     _record(store, stored, made, f"squash: {folded} WIP commits folded into {len(folds)} logical commits")
-    say(f"Squashed {folded} WIP commits into {len(folds)} logical commits; "
+    say(f"Squashed {plural(folded, 'WIP commit')} into {plural(len(folds), 'logical commit')}; "
         f"'{spec.cleaned}' is now at {short(parent)} (same tree, test records kept).")
     return folded
 

@@ -24,6 +24,7 @@ from git_retcon.reconstruct.journal import Journal
 from git_retcon.reconstruct.work import Work
 from git_retcon.state import notes
 from git_retcon.state import spec as specmod
+from git_retcon.ui import plural
 
 if TYPE_CHECKING:
     # rework (failure parsers: many regexes) is imported when a build or test fails, not at start-up.
@@ -56,7 +57,7 @@ def prompt_values(w: Work, s: Session) -> dict[str, str]:
     # The run's diff keeps its counts up to date: a step does not count every hunk again.
     sums = s.remaining_diff.sums_of(remaining) if s.remaining_diff is not None else None
     files, added, removed = (len(sums.files), sums.added, sums.removed) if sums is not None else diff.stat(remaining)
-    w.run.ui.line(f"Computing diff ({added + removed} lines)...")
+    w.run.ui.line(f"Computing diff ({plural(added + removed, 'line')})...")
     return {
         "k": str(w.k + 1), "n": str(w.n), "summary": c.summary,
         "message": c.message, "hints": c.hints.strip() or "(none)",

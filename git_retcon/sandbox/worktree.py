@@ -280,7 +280,9 @@ class Worktree:
             self._autocrlf = value in ("true", "yes", "on", "1", "input")
         if self._autocrlf:
             return True
-        return any(self.repo.get_attr(key, attr) not in (None, False) for attr in _FILTER_ATTRS)
+        # The path as bytes: a name that is not UTF-8 (surrogate-escaped, as git gives it) is one too.
+        raw = os.fsencode(key)
+        return any(self.repo.get_attr(raw, attr) not in (None, False) for attr in _FILTER_ATTRS)
 
     def _is_file(self, key: str) -> bool:
         return key in self.index and self.index[key].mode in (
@@ -297,7 +299,7 @@ class Worktree:
             return
         self.save_index()
         _git_bytes(self.path, "checkout-index", "-f", "-z", "--stdin",
-                   input=b"".join(k.encode() + b"\0" for k in keys))
+                   input=b"".join(os.fsencode(k) + b"\0" for k in keys))
 
     # -- trees and commits -------------------------------------------------
 

@@ -136,7 +136,7 @@ class Store:
     def read_note(self, ref: str, target: str) -> dict[str, Any] | None:
         try:
             note = self.repo.lookup_note(target, ref)
-        except KeyError:
+        except (KeyError, ValueError):   # none, or a target no object id can be (a spec's abbreviated sha)
             return None
         try:
             data = json.loads(note.message)

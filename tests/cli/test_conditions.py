@@ -3,6 +3,9 @@ the cause and what to do, exit 1: never "internal error, please report it"."""
 from __future__ import annotations
 
 import contextlib
+import os
+import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -192,3 +195,87 @@ def test_a_timeout_out_of_range_is_refused_when_the_spec_is_saved(tmp_path, valu
     one_line_error(plan(repo, tmp_path, SPEC.replace('remote = "main"', f'remote = "main"\ntimeout = {value}')),
                    *words)
     assert repo.git("for-each-ref") == before
+
+
+# -- a repository owned by another user ---------------------------------------------------------
+
+def test_a_repository_owned_by_another_user_is_refused_with_gits_advice(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("giving a directory to another user needs root")
+    repo = feature_repo(tmp_path / "repo")
+    subprocess.run(["chown", "-R", "nobody", str(repo.path)], check=True)
+    res = retcon(repo, "status")
+    line = one_line_error(res, "is owned by another user", "dubious ownership")
+    advice = re.search(r"run `(git config --global --add safe.directory \S+)`", line)
+    assert advice, line
+    subprocess.run(shlex.split(advice.group(1)), check=True)     # the advice, followed
+    res = retcon_proc(repo, "status")     # a new process: libgit2 reads the global config once per process
+    assert "internal error" not in res.text and "owned by another user" not in res.text, res.text
+
+
+def test_a_disk_filling_at_any_point_of_a_run_says_so_and_the_run_resumes_after(tmp_path):
+    """The space left swept over a run's writes (objects, notes, refs and their logs, the
+    worktree): each stop is one line that names the condition and what to do, never an
+    internal error nor a ref "moved" that nothing moved; with space again, the run finishes."""
+    for leave in (14_000, 44_000, 56_000, 86_000, 146_000):
+        mnt = tmp_path / f"disk{leave}"
+        mnt.mkdir()
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mnt)],
+                          capture_output=True).returncode != 0:
+            pytest.skip("cannot mount a small file system here (needs root)")
+        try:
+            repo = feature_repo(mnt / "repo")
+            assert plan(repo, tmp_path, SPEC).code == 0
+            fill(mnt, leave)
+            res = retcon_proc(repo, "run", "-m", "retcon-paths")
+            if res.code != 0:
+                line = one_line_error(res)
+                assert "moved while" not in line, (leave, line)
+                assert line.endswith("then run the command again"), (leave, line)
+            (mnt / "filler").unlink()
+            res = retcon_proc(repo, "run", "-m", "retcon-paths")
+            assert res.code == 0, (leave, res.text)
+            assert repo.tree("feature-clean") == repo.tree("feature")
+        finally:
+            subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+# -- a spec naming commits this repository does not have ------------------------------------------
+
+def test_a_spec_naming_commits_this_repository_lacks_is_read_and_named(tmp_path):
+    """A spec in the seed's format, its history's commits (abbreviated) made elsewhere."""
+    repo = feature_repo(tmp_path / "repo")
+    spec = SPEC.replace('paths = ["util.py"]', 'paths = ["util.py"]\nhistory = [{ commit_created = "d3adb33f" }, '
+                        '"complete"]')
+    assert plan(repo, tmp_path, spec).code == 0
+    for args in (("status",), ("status", "--json"), ("check",), ("list",), ("run", "--dry-run")):
+        res = retcon(repo, *args)
+        assert "internal error" not in res.text and "Traceback" not in res.text, (args, res.text)
+    assert "d3adb33f" in retcon(repo, "status").out
+    line = one_line_error(retcon(repo, "run", "-m", "retcon-paths"), "d3adb33f is not in this repository")
+    assert "git retcon pull" in line and "git retcon abort feature-clean" in line
+    assert "1 commit on it" in line
+    assert retcon(repo, "abort", "feature-clean").code == 0        # the way out it names works
+    assert retcon(repo, "run", "-m", "retcon-paths").code == 0
+
+
+# -- a file name that is not UTF-8 --------------------------------------------------------------
+
+def test_a_file_name_that_is_not_utf8_is_rebuilt_exactly_and_shown_by_its_bytes(tmp_path):
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("base", {"a.txt": "a\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    (repo.path / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"latin-1 name\n")   # as a Latin-1 system names it
+    repo.write("b.txt", "b\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "wip")
+    repo.git("checkout", "-q", "main")
+    spec = ('source = "feature"\nremote = "main"\ncleaned = "clean"\n'
+            '[[commit]]\nmessage = "b"\npaths = ["b.txt"]\n[[commit]]\nmessage = "the rest"\n')
+    assert plan(repo, tmp_path, spec).code == 0
+    res = retcon_proc(repo, "run", "-m", "retcon-paths")
+    assert res.code == 0, res.text
+    assert repo.tree("clean") == repo.tree("feature")
+    for args in (("status",), ("check",), ("spec", "show")):
+        res = retcon_proc(repo, *args)
+        assert res.code == 0 and "Error" not in res.text and "internal error" not in res.text, (args, res.text)

@@ -262,10 +262,15 @@ class Worktree:
 
     def index_changed(self, paths: Iterable[str] = ()) -> None:
         """Files and index were changed by hand (hunk application, which writes blobs as
-        files): the paths git converts are written again as a checkout writes them."""
+        files): the paths git converts are written again as a checkout writes them, and
+        their blobs made again from those files as `git add` makes them. Hunks mix lines of
+        two clean forms; a filter whose clean form depends on the whole file (a header that
+        counts its lines, an encryption) would not store that mix."""
         self.edited = True
         self._unsaved = True
-        self._smudge([p for p in paths if self._is_file(p) and self.filtered(p)])
+        filtered = [p for p in paths if self._is_file(p) and self.filtered(p)]
+        self._smudge(filtered)
+        self._reclean(filtered)
 
     # -- git's filters: a file is what checkout writes, a blob what `git add` stores ----
 
@@ -292,6 +297,18 @@ class Worktree:
         """The blob id `git add` gives data at path key (written to the object store)."""
         out = _git_bytes(self.path, "hash-object", "-w", f"--path={key}", "--stdin", input=data)
         return out.decode().strip()
+
+    def _reclean(self, keys: list[str]) -> None:
+        """Each file's blob as `git add` makes it (one git process for all), in the index."""
+        keys = [k for k in keys if "\n" not in k]   # --stdin-paths reads a path a line
+        if not keys:
+            return
+        out = _git_bytes(self.path, "hash-object", "-w", "--stdin-paths",
+                         input=b"".join(os.fsencode(k) + b"\n" for k in keys))
+        for key, oid in zip(keys, out.decode().split(), strict=True):
+            entry = self.index[key]
+            if str(entry.id) != oid:
+                self.index.add(pygit2.IndexEntry(key, pygit2.Oid(hex=oid), entry.mode))
 
     def _smudge(self, keys: list[str]) -> None:
         """Write these index entries' files as checkout does (one git process for all)."""

@@ -71,3 +71,48 @@ def test_applied_and_written_files_go_through_the_filters(tmp_path, scripted):
     assert (wt.path / "notes.txt").read_bytes() == b"one\r\ntwo\r\n"
     assert (wt.path / "hand.txt").read_bytes() == b"by\r\nhand\r\n"
     assert wt.status() == ""
+
+
+# A clean filter whose output depends on the whole file: a header that counts its lines.
+COUNT_CLEAN = "awk '!/^lines: / {a[++n]=$0} END {print \"lines: \" n; for (i = 1; i <= n; i++) print a[i]}'"
+COUNT_SMUDGE = "sed 1d"
+COUNT_SPEC = """\
+source = "feature"
+remote = "main"
+cleaned = "feature-clean"
+
+[[commit]]
+message = "add b"
+
+[[commit]]
+message = "add d"
+
+[[commit]]
+message = "the rest"
+"""
+
+
+def added(line: str) -> str:
+    """The id of the hunk of f.cnt that adds `line`, as the prompt's whole diff shows it."""
+    return f"$match:^hunk ([0-9a-f]+) f\\.cnt \\(modify\\)\\n@@[^\\n]*\\n *\\d+ \\+{line}$"
+
+
+def test_each_commit_stores_what_git_add_stores_with_a_whole_file_filter(tmp_path, scripted):
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.git("config", "filter.count.clean", COUNT_CLEAN)
+    repo.git("config", "filter.count.smudge", COUNT_SMUDGE)
+    repo.commit("base", {".gitattributes": "*.cnt filter=count\n", "f.cnt": "a\nc\ne\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("work", {"f.cnt": "a\nb\nc\nd\ne\nf\n"})
+    repo.git("checkout", "-q", "main")
+    assert repo.git("cat-file", "-p", "feature:f.cnt") == "lines: 6\na\nb\nc\nd\ne\nf"
+    (tmp_path / "spec.toml").write_text(COUNT_SPEC)
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
+    scripted({"1/extract": [turn(call("apply_hunks", hunk_ids=added("b"))), turn(call("create_commit"))],
+              "2/extract": [turn(call("apply_hunks", hunk_ids=added("d"))), turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert repo.tree("feature-clean") == repo.tree("feature")
+    for rev, text in (("feature-clean~2", "a\nb\nc\ne"), ("feature-clean~1", "a\nb\nc\nd\ne")):
+        count = len(text.splitlines())
+        assert repo.git("cat-file", "-p", f"{rev}:f.cnt") == f"lines: {count}\n{text}", rev

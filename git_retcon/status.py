@@ -8,14 +8,17 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from git_retcon import diff
 from git_retcon.check import configured_commands
 from git_retcon.errors import RetconError
 from git_retcon.git import ownership
 from git_retcon.git.ids import CommitId
-from git_retcon.git.plumbing import find_commit, fork_point, full_sha
+from git_retcon.git.plumbing import find_commit, fork_point, full_sha, get_commit
 from git_retcon.state import cost, notes
 from git_retcon.state.notes import CommandKind
+from git_retcon.state.spec import Absorbed
 from git_retcon.state.store import Store, Stored
+from git_retcon.ui import plural
 
 # The cleaned branch as status shows it: not made yet, as recorded (with commits on
 # top to adopt, maybe), gone although commits are recorded on it, not holding them,
@@ -32,6 +35,7 @@ def document(store: Store, stored: Stored) -> dict[str, Any]:
     cost.add_to_rows(rows, spent)
     return {"name": stored.name, "source": spec.source, "remote": spec.remote, "cleaned": spec.cleaned,
             "state": spec.state, "branch": branch_state(store, stored, walk), "commits": rows,
+            "to_absorb": to_absorb(store, stored),
             "runs": [{"model": r.get("model"), "stop": r.get("stop"), "tokens": r.get("tokens")} for r in spent.runs]}
 
 
@@ -68,8 +72,24 @@ def commit_rows(store: Store, stored: Stored, walk: Walk) -> list[dict[str, Any]
             "build": result.get("build", "none") if created else None,
             "test": result.get("test", "none") if created else None,
             "invented": invented, "seconds": {k: round(v, 2) for k, v in seconds.items()},
+            # what `git retcon absorb` folded into it since it was first complete
+            "absorbed": [e.text for e in c.history if isinstance(e, Absorbed)],
         })
     return rows
+
+
+def to_absorb(store: Store, stored: Stored) -> int:
+    """The source's changes since a complete spec's cleaned branch, for `absorb` (0: none, or
+    the spec is not complete: a run takes them then)."""
+    spec = stored.spec
+    tip = ownership.branch_tip(store.repo, spec.cleaned)
+    if spec.current() is not None or tip is None:
+        return 0
+    try:
+        source = fork_point(store.repo, spec.source, spec.remote, "").source
+    except RetconError:
+        return 0
+    return len(diff.remaining(store.repo, get_commit(store.repo, tip).tree_id, source.tree_id))
 
 
 def unrecorded(store: Store, stored: Stored, walk: Walk) -> list[str]:
@@ -159,6 +179,8 @@ def render(doc: dict[str, Any], stuck: str | None) -> list[str]:
         out.append(f"{r['index']:>3}  {r['state']:<11} {len(r['commits']):>7} {r['wip']:>3}  "
                    f"{r['build'] or '-':<7} {r['test'] or '-':<7} {took:>18} {tok:>9}  {r['message']}")
     for r in rows:
+        if r["absorbed"]:
+            out.append(f"Commit {r['index']} absorbed: {r['absorbed'][-1]}")
         if r["invented"]["count"]:   # lines a model wrote that neither the base nor the source has
             out.append(f"Commit {r['index']}: {r['invented']['count']} invented lines (in neither the base nor "
                        f"the source): " + "; ".join(r["invented"]["lines"][:3]))
@@ -179,6 +201,9 @@ def render(doc: dict[str, Any], stuck: str | None) -> list[str]:
     elif branch == "moved":
         out += ["", f"Branch '{doc['cleaned']}' no longer holds the recorded commits: "
                 f"`git retcon check {name}` says how to repair it"]
+    if doc["to_absorb"]:
+        out += ["", f"'{doc['source']}' has {plural(doc['to_absorb'], 'change')} since the spec was complete: "
+                f"git retcon absorb {name}"]
     if stuck is not None:
         out += ["", f"Stuck: {stuck}", f"Resolve with: git retcon resolve -m \"...\" {name}"]
     return out

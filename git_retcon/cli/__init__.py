@@ -13,6 +13,7 @@ import click
 
 from git_retcon.cli import (  # noqa: F401
     abort,
+    absorb,
     check,
     demo,
     hooks,
@@ -22,6 +23,7 @@ from git_retcon.cli import (  # noqa: F401
     share,
     spec,
     squash,
+    stack,
     status,
     undo,
 )

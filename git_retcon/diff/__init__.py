@@ -5,7 +5,7 @@ worktree and index) < render.py (read_diff's pages) < index.py (the prompts' ind
 brief's candidate lines); each text form has its reader beside its writer. The names below
 are the package's public face: `from git_retcon import diff` then `diff.remaining(...)`.
 """
-from git_retcon.diff.apply import apply
+from git_retcon.diff.apply import apply, tree_with
 from git_retcon.diff.hunk import (
     KINDS,
     MODE_BLOB,
@@ -69,5 +69,6 @@ __all__ = [
     "shorten",
     "split_lines",
     "stat",
+    "tree_with",
     "whole",
 ]

@@ -99,7 +99,33 @@ def apply(repo: pygit2.Repository, index: pygit2.Index, workdir: Path, hunks: li
     does a worktree write that fails part way (a directory in the way, a full disk):
     what it had changed is put back. The caller writes the index.
     """
-    workdir = Path(workdir)
+    changes, todo = _plan(repo, index, hunks)
+    _commit_changes(repo, index, Path(workdir), changes, todo)
+    touched = set(changes)
+    for h in todo:
+        touched.add(h.path)
+        if h.old_path:
+            touched.add(h.old_path)
+    return sorted(touched)
+
+
+def tree_with(repo: pygit2.Repository, tree: str, hunks: list[Hunk]) -> str:
+    """The tree that tree becomes with hunks applied (their bytes as they are: no worktree,
+    no filters); ValueError as apply raises it."""
+    index = pygit2.Index()
+    index.read_tree(as_tree(repo, tree))
+    changes, _ = _plan(repo, index, hunks)
+    for p, value in sorted(changes.items(), key=lambda kv: kv[1] is not None):
+        if value is None:
+            index.remove(p)
+        else:
+            index.add(pygit2.IndexEntry(p, pygit2.Oid(hex=value[0]), FileMode(value[1])))
+    return str(index.write_tree(repo))
+
+
+def _plan(repo: pygit2.Repository, index: pygit2.Index,
+          hunks: list[Hunk]) -> tuple[dict[str, tuple[str, int] | None], list[Hunk]]:
+    """What applying hunks to index changes, path by path (None: removed), every hunk checked."""
     unique: dict[str, Hunk] = {}
     for h in hunks:
         if h.kind not in KINDS:
@@ -190,15 +216,8 @@ def apply(repo: pygit2.Repository, index: pygit2.Index, workdir: Path, hunks: li
                 raise _fail(h, f"{h.path} is not a regular file")
             view.set(h.path, (current[0], h.new_mode))
 
-    # Everything checked: now the worktree, then the index, all or nothing.
-    changes = {p: v for p, v in view.changes.items() if v != _entry(index, p)}
-    _commit_changes(repo, index, workdir, changes, todo)
-    touched = set(changes)
-    for h in todo:
-        touched.add(h.path)
-        if h.old_path:
-            touched.add(h.old_path)
-    return sorted(touched)
+    # Everything checked: what changes, for the caller to write (worktree, then index).
+    return {p: v for p, v in view.changes.items() if v != _entry(index, p)}, todo
 
 
 def _entry(index: pygit2.Index, path: str) -> tuple[str, int] | None:

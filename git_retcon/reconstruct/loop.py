@@ -19,13 +19,12 @@ from itertools import count
 
 import llm
 
-from git_retcon import diff
 from git_retcon.errors import RetconError
 from git_retcon.git.ids import CommitId, tree_of
 from git_retcon.git.ownership import refuse_checked_out
 from git_retcon.git.plumbing import get_commit, ref_target
 from git_retcon.model.outcome import Proposed
-from git_retcon.reconstruct import fixloop, report, steps
+from git_retcon.reconstruct import absorb, fixloop, report, steps
 from git_retcon.reconstruct.ahead import Ahead
 from git_retcon.reconstruct.branch import Branches, recorded, refuse_taken
 from git_retcon.reconstruct.empty import nothing_left, refuse_unmatched
@@ -62,53 +61,63 @@ def reconstruct(run: Run) -> None:
         refuse_unmatched(repo, stored.spec, br, name)
     refuse_checked_out(repo, stored.spec.cleaned)
     refuse_taken(repo, stored.spec)
-    with store.lock(name), oplog.recording(store, name, "run", oplog.refs_of(stored.spec.cleaned, name)):
-        stored = store.load(name)  # re-read under the lock
-        store.sweep_scratch()
-        store.sweep_locks([spec_ref(name), br.cleaned_ref, NOTES_REF, TESTS_REF],
-                          [Worktree.admin_dir(repo, name) / "index.lock"]
-                          + [PoolWorktree.admin_dir(repo, p) / "index.lock" for p in pool_names(repo, name)])
-        report.header(run, stored.spec, br, model.model_id if model else None)
-        finish_interrupted(store, stored, run.ui.line)
-        journal = Journal(run, stored)
-        tip = journal.start_branch(br)
-        journal.adopt(br)
-        journal.note_tip_verdicts(tip)
-        if stored.spec.current() is None:
-            squashed = _squash_if_asked(run, stored)
-            _remove_worktrees(run)
-            _finished_already(run, stored, br, squashed)
-            return
-        if model is None:  # only adopted commits reopened the work
-            model = _load_model(run, stored.spec)
-        wt = Worktree.ensure(repo, name, tip)
-        spec = stored.spec
-        commands = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command)
-        report.skipped_commands(run, spec)
-        if tip == br.base:   # before commit 1: a command failing here is the command's fault
-            check_base(run, br, wt, commands)
-        # --jobs 2 and more: commands in the pool while the model works ahead (nothing to overlap without them)
-        ahead = Ahead(run.opts.jobs) if run.opts.jobs > 1 and (spec.build or spec.test) else None
-        stop: Stop | None = None
-        try:
-            while stop is None and (k := stored.spec.current()) is not None:
-                w = Work(run, stored, br, wt, commands, model, k)
-                stop = logical_commit(w, journal, ahead)
-        except BaseException:
-            # What is held back is written as far as it can be; the error that stopped the run
-            # (a full disk, Ctrl-C) is the one to see, not one of these writes after it.
-            with suppress(RetconError, OSError):
-                journal.close(model.model_id, "error")
-            report.tokens(run)
-            raise
-        journal.close(model.model_id, "complete" if stop is None else
-                      "stuck" if isinstance(stop, specmod.Stuck) else "budget")
-        if stop is not None:
-            report.tokens(run)
-            raise stop_error(w, stop)
+    with store.lock(name):
+        # An absorb killed half way is finished before this run's own record starts.
+        absorb.finish_interrupted(store, store.load(name), run.ui.line)
+        with oplog.recording(store, name, "run", oplog.refs_of(stored.spec.cleaned, name)):
+            _locked(run, br, model)
+
+
+def _locked(run: Run, br: Branches, model: llm.Model | None) -> None:
+    """reconstruct, under the spec's lock and recorded for undo."""
+    repo, store, name = run.repo, run.store, run.name
+    stored = store.load(name)  # re-read under the lock
+    store.sweep_scratch()
+    store.sweep_locks([spec_ref(name), br.cleaned_ref, NOTES_REF, TESTS_REF],
+                      [Worktree.admin_dir(repo, name) / "index.lock"]
+                      + [PoolWorktree.admin_dir(repo, p) / "index.lock" for p in pool_names(repo, name)])
+    report.header(run, stored.spec, br, model.model_id if model else None)
+    finish_interrupted(store, stored, run.ui.line)
+    journal = Journal(run, stored)
+    tip = journal.start_branch(br)
+    journal.adopt(br)
+    journal.note_tip_verdicts(tip)
+    if stored.spec.current() is None:
+        _finished_already(run, stored, br)
         squashed = _squash_if_asked(run, stored)
         _remove_worktrees(run)
         report.final(run, stored, squashed)
+        return
+    if model is None:  # only adopted commits reopened the work
+        model = _load_model(run, stored.spec)
+    wt = Worktree.ensure(repo, name, tip)
+    spec = stored.spec
+    commands = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command)
+    report.skipped_commands(run, spec)
+    if tip == br.base:   # before commit 1: a command failing here is the command's fault
+        check_base(run, br, wt, commands)
+    # --jobs 2 and more: commands in the pool while the model works ahead (nothing to overlap without them)
+    ahead = Ahead(run.opts.jobs) if run.opts.jobs > 1 and (spec.build or spec.test) else None
+    stop: Stop | None = None
+    try:
+        while stop is None and (k := stored.spec.current()) is not None:
+            w = Work(run, stored, br, wt, commands, model, k)
+            stop = logical_commit(w, journal, ahead)
+    except BaseException:
+        # What is held back is written as far as it can be; the error that stopped the run
+        # (a full disk, Ctrl-C) is the one to see, not one of these writes after it.
+        with suppress(RetconError, OSError):
+            journal.close(model.model_id, "error")
+        report.tokens(run)
+        raise
+    journal.close(model.model_id, "complete" if stop is None else
+                  "stuck" if isinstance(stop, specmod.Stuck) else "budget")
+    if stop is not None:
+        report.tokens(run)
+        raise stop_error(w, stop)
+    squashed = _squash_if_asked(run, stored)
+    _remove_worktrees(run)
+    report.final(run, stored, squashed)
 
 
 def logical_commit(w: Work, journal: Journal, ahead: Ahead | None = None) -> Stop | None:
@@ -185,18 +194,16 @@ def _ready_model(run: Run, spec: specmod.Spec) -> llm.Model:
     return model
 
 
-def _finished_already(run: Run, stored: Stored, br: Branches, squashed: int) -> None:
+def _finished_already(run: Run, stored: Stored, br: Branches) -> None:
+    """Every logical commit complete: nothing to do, or the source's later changes to absorb."""
     tip: CommitId | None = ref_target(run.repo, br.cleaned_ref)
     tip_tree = tree_of(get_commit(run.repo, tip)) if tip else ""
-    if tip_tree != br.source_tree:
-        paths = sorted({h.path for h in diff.remaining(run.repo, tip_tree, br.source_tree)})
-        raise RetconError(
-            f"all logical commits are complete, but '{stored.spec.source}' has changed since: "
-            f"{len(paths)} paths differ ({', '.join(paths[:5])}{'...' if len(paths) > 5 else ''}); "
-            "add a [[commit]] for them (git retcon spec edit) and run again"
-        )
-    run.ui.line(f"Nothing to do: all {len(stored.spec.commits)} logical commits are complete.")
-    report.final(run, stored, squashed)
+    if tip_tree != br.source_tree:   # the source moved on since (review fixes): absorbed where they belong
+        run.ui.line(f"All logical commits are complete, and '{stored.spec.source}' has changed since:")
+        name = run.opts.model or stored.spec.model
+        absorb.absorb_locked(run.store, stored, run.ui, [], _load_model(run, stored.spec) if name else None)
+    else:
+        run.ui.line(f"Nothing to do: all {len(stored.spec.commits)} logical commits are complete.")
 
 
 def _remove_worktrees(run: Run) -> None:

@@ -86,7 +86,8 @@ def redo(store: Store, stored: Stored, k: int, message: str) -> list[CommitId]:
         if foreign:
             raise RetconError(f"commit {short(foreign[0])} on '{spec.cleaned}' was not made by git-retcon for "
                               f"'{stored.name}': --redo drops only its own commits; nothing was changed")
-    c.history = [e for e in c.history if not isinstance(e, (specmod.CommitCreated, specmod.Squashed))]
+    c.history = [e for e in c.history if not isinstance(e, (specmod.CommitCreated, specmod.Squashed,
+                                                               specmod.Absorbed))]
     c.history.append(specmod.Resolved(message))
     store.update(stored, f"commit {k + 1} resolved, redo: dropped {plural(len(recorded_k), 'commit')}")
     if dropped:

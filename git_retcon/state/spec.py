@@ -38,6 +38,15 @@ class Squashed:
 
 
 @dataclass(frozen=True)
+class Absorbed:
+    """The commits recorded before this entry were replaced by the ones recorded after it:
+    `git retcon absorb` folded the source's later changes in (text says which), or re-made
+    them on a logical commit below that did."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Stuck:
     summary: str
 
@@ -52,12 +61,13 @@ class Complete:
     pass
 
 
-Entry = CommitCreated | Squashed | Stuck | Resolved | Complete
+Entry = CommitCreated | Squashed | Absorbed | Stuck | Resolved | Complete
 
 # A logical commit's state, and a spec's (status --json: a public contract).
 State = Literal["pending", "in-progress", "stuck", "resolved", "complete"]
 
-_STATE_OF: dict[type[Entry], State] = {CommitCreated: "in-progress", Squashed: "in-progress", Stuck: "stuck",
+_STATE_OF: dict[type[Entry], State] = {CommitCreated: "in-progress", Squashed: "in-progress",
+                                       Absorbed: "in-progress", Stuck: "stuck",
                                        Resolved: "resolved", Complete: "complete"}
 
 
@@ -93,6 +103,8 @@ class LogicalCommit:
                 shas.append(e.sha)
             elif isinstance(e, Squashed):
                 shas = [e.sha]
+            elif isinstance(e, Absorbed):
+                shas = []
         return shas
 
     @property
@@ -150,14 +162,14 @@ class Spec:
 
 _TOP = ("source", "remote", "cleaned", "build", "test", "timeout", "model", "wip", "commit")
 _COMMIT = ("message", "hints", "paths", "hunks", "history")
-_ENTRY = ("commit_created", "squashed", "stuck", "resolved")
+_ENTRY = ("commit_created", "squashed", "absorbed", "stuck", "resolved")
 _BRANCH_HELP = {
     "source": 'name the branch with the messy history, e.g. source = "feature-x"',
     "remote": 'name the upstream branch, e.g. remote = "origin/main"',
     "cleaned": 'name the branch to create, e.g. cleaned = "feature-x-clean"',
 }
 _ENTRY_HELP = ('use "complete", { commit_created = "<sha>" }, { squashed = "<sha>" }, { stuck = "..." } '
-               'or { resolved = "..." }')
+               ', { absorbed = "..." } or { resolved = "..." }')
 _HEX = re.compile(r"[0-9a-fA-F]{4,40}")
 _HUNK_ID = re.compile(r"[0-9a-fA-F]{10}")
 _BAD_BRANCH = re.compile(r"[\s\x00-\x1f\x7f]")
@@ -345,7 +357,8 @@ class _Parser:
                     raise self.fail(msg, "history", k, j)
                 out.append(CommitCreated(value.lower()) if key == "commit_created" else Squashed(value.lower()))
             else:
-                out.append(Stuck(value) if key == "stuck" else Resolved(value))
+                out.append(Stuck(value) if key == "stuck" else
+                           Absorbed(value) if key == "absorbed" else Resolved(value))
         return out
 
 

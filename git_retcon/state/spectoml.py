@@ -14,6 +14,7 @@ import re
 import threading
 
 from git_retcon.state.spec import (
+    Absorbed,
     CommitCreated,
     Entry,
     LogicalCommit,
@@ -76,6 +77,8 @@ def _entry(e: Entry) -> str:
         return "{ squashed = " + _line_str(e.sha) + " }"
     if isinstance(e, Stuck):
         return "{ stuck = " + _str(e.summary) + " }"  # a brief reads as lines in `spec show`
+    if isinstance(e, Absorbed):
+        return "{ absorbed = " + _str(e.text) + " }"
     if isinstance(e, Resolved):
         return "{ resolved = " + _str(e.text) + " }"
     return '"complete"'

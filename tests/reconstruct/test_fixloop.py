@@ -40,7 +40,7 @@ def test_the_brief_names_the_missing_helper_and_one_wip_commit_fixes_it(tmp_path
     })
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 0, res.text
-    assert "Blame: 1 candidate hunks in the remaining diff (util.py)" in res.out
+    assert "Blame: 1 candidate hunk in the remaining diff (util.py)" in res.out
     assert repo.log("main..feature-clean") == ["docs: explain main", "WIP: take two()", "app: use two()"]
     fix = next(e for e in entries(log) if e["keys"] == ["1/fix/1"])
     brief = fix["prompt"].split("<brief>")[1].split("</brief>")[0]

@@ -45,7 +45,7 @@ def test_fix_commits_are_fixup_commits_that_autosquash_folds_as_squash_does(tmp_
     subprocess.run(["git", "rebase", "-q", "-i", "--autosquash", "main", "by-git"], cwd=repo.path, env=env,
                    check=True, capture_output=True)
     res = retcon(repo, "squash")
-    assert res.code == 0 and "Squashed 1 WIP commits" in res.out, res.text
+    assert res.code == 0 and "Squashed 1 WIP commit into" in res.out, res.text
     trees = [repo.git("log", "--format=%T", "--reverse", f"main..{b}").split() for b in ("by-git", "feature-clean")]
     assert trees[0] == trees[1] and len(trees[0]) == 2
     assert messages(repo) == ["app: use two()", "docs: explain main"]

@@ -106,7 +106,7 @@ def test_commit_gpgsign_signs_every_commit_as_git_commit_would(tmp_path, monkeyp
     res = retcon(repo, "run", "-m", "scripted", "--squash-wip")
 
     assert res.code == 0, res.text
-    assert "Squashed 1 WIP commits" in res.out
+    assert "Squashed 1 WIP commit into" in res.out
     made = repo.git("rev-list", "main..feature-clean").split()
     assert len(made) == 2
     for sha in made:

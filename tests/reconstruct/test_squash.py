@@ -32,7 +32,7 @@ def test_squash_folds_the_wip_keeps_trees_and_test_records(tmp_path, scripted):
 
     res = retcon(repo, "squash")
     assert res.code == 0, res.text
-    assert "Squashed 1 WIP commits into 1 logical commits" in res.out
+    assert "Squashed 1 WIP commit into 1 logical commit" in res.out
     assert repo.log("main..feature-clean") == ["docs: explain main", "app: use two()"]
     squashed, docs2 = repo.git("rev-list", "--reverse", "main..feature-clean").split()
     assert [repo.tree(squashed), repo.tree(docs2)] == trees
@@ -142,7 +142,7 @@ def test_a_squash_whose_first_fold_is_not_commit_1_keeps_the_commits_before_it(t
 
     res = retcon(repo, "squash")
     assert res.code == 0, res.text
-    assert "Squashed 1 WIP commits into 1 logical commits" in res.out
+    assert "Squashed 1 WIP commit into 1 logical commit" in res.out
     assert repo.log("main..feature-clean") == ["docs: explain main", "app: use two()", "notes: add the todo"]
     first, squashed, docs2 = repo.git("rev-list", "--reverse", "main..feature-clean").split()
     assert first == notes_c                          # before the first fold, nothing is rewritten

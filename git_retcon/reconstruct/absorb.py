@@ -1,0 +1,318 @@
+"""`git retcon absorb`: after a complete spec, the source's new changes (review fixes) go into
+the logical commits they belong to, and every commit from the first one changed is re-made
+and built and tested again (results are kept by tree: an unchanged tree is not run twice).
+
+Placement is placement.py's. The re-made commits: each logical commit's last commit takes
+the changes placed in it and in the ones below, merged onto its old tree (three-way, from
+the old tip); its earlier (WIP) commits and every later logical commit's commits are
+re-made the same way on the new parents. Changes no logical commit takes go into a new one
+at the end. A merge that does not apply moves that commit's changes there too.
+
+Nothing is written before every re-made commit was verified (or the first failed): then,
+in order, their notes, the spec (CAS), the branch (CAS). A kill between the last two is
+finished by the next run or absorb (`finish_interrupted`): the spec records the commits,
+and the pending operation record shows the branch was not moved yet. `git retcon undo`
+puts the previous branch and spec back.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import llm
+import pygit2
+
+from git_retcon import diff
+from git_retcon.errors import RetconError, StuckStop
+from git_retcon.failpoint import failpoint
+from git_retcon.git.commits import make_commit
+from git_retcon.git.ids import CommitId, TreeId, tree_of
+from git_retcon.git.ownership import branch_ref, move_branch, refuse_checked_out
+from git_retcon.git.plumbing import find_commit, full_sha, get_commit, get_tree, ref_target, short
+from git_retcon.model.choose import BUILTIN
+from git_retcon.model.prompt import template
+from git_retcon.model.retry import Retry
+from git_retcon.reconstruct.branch import Branches, recorded
+from git_retcon.reconstruct.placement import Ask, Into, Placed, place
+from git_retcon.sandbox.runner import Commands, Result
+from git_retcon.sandbox.worktree import Worktree
+from git_retcon.state import notes, oplog
+from git_retcon.state import spec as specmod
+from git_retcon.state.store import Store, Stored
+from git_retcon.ui import UI, plural
+
+NEW_MESSAGE = "Changes made after the clean history, that no logical commit takes"
+
+
+@dataclass
+class Remade:
+    """Logical commit k re-made: its new commits, what it absorbed, and its verdict."""
+
+    k: int
+    commits: list[CommitId]
+    placed: list[Placed] = field(default_factory=list)
+    results: list[Result] = field(default_factory=list)
+    new: bool = False                      # a logical commit absorb added at the end
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.results)
+
+
+def absorb(store: Store, name: str, ui: UI, into: list[str], model: llm.Model | None) -> None:
+    """The whole operation, under the spec's lock, recorded for undo."""
+    with store.lock(name):
+        finish_interrupted(store, store.load(name), ui.line)   # before this absorb's own record starts
+        stored = store.load(name)
+        with oplog.recording(store, name, "absorb", oplog.refs_of(stored.spec.cleaned, name)):
+            absorb_locked(store, stored, ui, into, model)
+
+
+def absorb_locked(store: Store, stored: Stored, ui: UI, into_args: list[str], model: llm.Model | None) -> None:
+    """absorb, for a caller that holds the spec's lock (a run that finds the source moved)."""
+    repo, spec = store.repo, stored.spec
+    if (k := spec.current()) is not None:
+        raise RetconError(f"commit {k + 1}/{len(spec.commits)} is {spec.commits[k].state}: absorb folds changes "
+                          f"into a finished history; finish it first: git retcon run {stored.name}")
+    br = Branches(repo, spec)
+    tip = br.cleaned_tip
+    made = recorded(repo, spec)
+    if tip is None or not made or tip != made[-1]:
+        raise RetconError(f"'{spec.cleaned}' does not hold exactly the recorded commits: run "
+                          f"`git retcon run {stored.name}` first (it adopts what was added, or says what is wrong)")
+    refuse_checked_out(repo, spec.cleaned)
+    tip_tree = tree_of(get_commit(repo, tip))
+    try:
+        wanted = [Into.parse(t, len(spec.commits)) for t in into_args]
+    except ValueError as exc:
+        raise RetconError(str(exc)) from None
+    new_changes = diff.remaining(repo, tip_tree, br.source_tree)
+    if not new_changes:
+        ui.line(f"Nothing to absorb: '{spec.cleaned}' ends on '{spec.source}''s tree.")
+        return
+    ui.line(f"Absorbing {plural(len(new_changes), 'change')} of '{spec.source}' into '{spec.cleaned}'...")
+    owner_of = {full_sha(repo, s): k for k, c in enumerate(spec.commits) for s in c.created}
+    ask = _asker(model, spec, len(new_changes)) if model is not None and model.model_id != BUILTIN else None
+    placed = place(repo, spec, owner_of, br.base, tip, new_changes, wanted, ask)
+    for p in placed:
+        where = f"commit {p.into + 1}" if p.into is not None else "a new commit at the end"
+        ui.line(f"  {p.hunk.path} ({p.hunk.kind}) -> {where}: {p.why}")
+    remade = _remake(store, stored, br, tip, tip_tree, placed, ui)
+    _verify(store, stored, remade, ui)
+    _write(store, stored, br, tip, remade, ui)
+
+
+def _remake(store: Store, stored: Stored, br: Branches, tip: CommitId, tip_tree: TreeId,
+            placed: list[Placed], ui: UI) -> list[Remade]:
+    """The re-made commits, from the first logical commit that takes a change (commit objects only)."""
+    repo, spec = store.repo, stored.spec
+    n = len(spec.commits)
+    while True:
+        by_k: dict[int, list[Placed]] = {}
+        for p in placed:
+            by_k.setdefault(n if p.into is None else p.into, []).append(p)
+        first = min(by_k)
+        below = [full_sha(repo, s) for c in spec.commits[:first] for s in c.created]
+        parent = below[-1] if below else br.base
+        out: list[Remade] = []
+        taken: list[diff.Hunk] = []
+        failed: int | None = None
+        for k in range(first, n):
+            c = spec.commits[k]
+            mine = by_k.get(k, [])
+            before = _tree_with(repo, tip_tree, taken)
+            taken += [p.hunk for p in mine]
+            after = _tree_with(repo, tip_tree, taken)
+            commits: list[CommitId] = []
+            old = [full_sha(repo, s) for s in c.created]
+            for i, sha in enumerate(old):
+                theirs = after if i == len(old) - 1 else before
+                tree = _merged(repo, tip_tree, tree_of(get_commit(repo, sha)), theirs)
+                if tree is None:
+                    failed = k
+                    break
+                parent = _copy(repo, sha, tree, parent)
+                commits.append(parent)
+            if failed is not None:
+                break
+            if not old and mine:   # a logical commit that had nothing left now has changes of its own
+                parent = make_commit(repo, after, [parent], c.message, get_commit(repo, tip).author,
+                                     get_commit(repo, tip).committer)
+                commits.append(parent)
+            out.append(Remade(k, commits, mine))
+        if failed is None:
+            break
+        ui.line(f"The changes for commit {failed + 1} do not merge onto its commits: they go into a new commit "
+                "at the end instead")
+        placed = [Placed(p.hunk, None, f"{p.why}, but it does not merge there") if p.into == failed else p
+                  for p in placed]
+    rest = by_k.get(n, [])
+    if rest:
+        tree = _tree_with(repo, tip_tree, taken + [p.hunk for p in rest])
+        author = get_commit(repo, tip).author
+        message = _new_message(repo, spec, br, tip)
+        parent = make_commit(repo, tree, [parent], message, author, get_commit(repo, tip).committer)
+        out.append(Remade(n, [parent], rest, new=True))
+    if tree_of(get_commit(repo, parent)) != br.source_tree:
+        raise RetconError(f"absorbing left '{spec.cleaned}' on a tree other than '{spec.source}''s: nothing was "
+                          "changed; report it, and place the changes with `git retcon spec edit`")
+    return out
+
+
+def _tree_with(repo: pygit2.Repository, tree: TreeId, hunks: list[diff.Hunk]) -> TreeId:
+    return TreeId(diff.tree_with(repo, tree, hunks))
+
+
+def _merged(repo: pygit2.Repository, ancestor: TreeId, ours: TreeId, theirs: TreeId) -> TreeId | None:
+    """ours with the change from ancestor to theirs merged in; None on a conflict."""
+    if theirs == ancestor:
+        return ours
+    index = repo.merge_trees(get_tree(repo, ancestor), get_tree(repo, ours), get_tree(repo, theirs))
+    if index.conflicts is not None:
+        return None
+    return TreeId(str(index.write_tree(repo)))
+
+
+def _copy(repo: pygit2.Repository, sha: CommitId, tree: TreeId, parent: CommitId) -> CommitId:
+    """sha's commit, with tree, on parent: same message, author and committer."""
+    old = get_commit(repo, sha)
+    return make_commit(repo, tree, [parent], old.message, old.author, old.committer)
+
+
+def _new_message(repo: pygit2.Repository, spec: specmod.Spec, br: Branches, tip: CommitId) -> str:
+    """For the new logical commit: the subjects of the source's commits since the tree the
+    spec completed at."""
+    done = tree_of(get_commit(repo, tip))
+    subjects: list[str] = []
+    for c in repo.walk(br.source.id, pygit2.enums.SortMode.TOPOLOGICAL):
+        if tree_of(c) == done or str(c.id) == br.base:
+            break
+        subjects.append(c.message.splitlines()[0] if c.message else str(c.id)[:9])
+    body = "\n".join(f"- {s}" for s in reversed(subjects[:20]))
+    return NEW_MESSAGE + ("\n\n" + body if body else "") + "\n"
+
+
+def _verify(store: Store, stored: Stored, remade: list[Remade], ui: UI) -> None:
+    """Build and test each re-made logical commit's last tree, in order, until one fails
+    (a tree recorded already answers at once)."""
+    spec = stored.spec
+    if not (spec.build or spec.test):
+        ui.line("No build or test command configured: the re-made commits are not built or tested.")
+        return
+    wt = Worktree.ensure(store.repo, stored.name, remade[-1].commits[-1])
+    commands = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command)
+    for r in remade:
+        if not r.commits:
+            continue
+        last = r.commits[-1]
+        wt.reset(last)
+        label = f"Commit {r.k + 1}" + (" (new)" if r.new else "")
+        ui.line(f"{label}: building and testing {short(last)}...")
+        r.results = commands.build_and_test(tree_of(get_commit(store.repo, last)))
+        for res in r.results:
+            verdict = "PASS" if res.passed else f"FAIL ({res.reason()})"
+            ui.line(f"  {res.kind}: {verdict}" + (" (recorded)" if res.cached else f" ({res.seconds:.1f}s)"))
+        if not r.passed:
+            break
+
+
+def _write(store: Store, stored: Stored, br: Branches, tip: CommitId, remade: list[Remade], ui: UI) -> None:
+    """Notes, the spec (CAS), then the branch (CAS): up to the first commit that failed."""
+    repo, spec = store.repo, stored.spec
+    failed = next((r for r in remade if r.results and not r.passed), None)
+    kept = remade[: remade.index(failed) + 1] if failed is not None else remade
+    source_at = short(str(br.source.id))
+    for r in kept:
+        c = spec.commits[r.k] if not r.new else None
+        old = [full_sha(repo, s) for s in c.created] if c is not None else []
+        for i, sha in enumerate(r.commits):
+            before = notes.read_commit(store, old[i]) if i < len(old) else None
+            note = before or notes.new_commit(stored.name, r.k + 1, "initial", i + 1)
+            note["index"] = r.k + 1
+            if i < len(old):
+                note["rewritten_from"] = old[i]
+            if i == len(r.commits) - 1:
+                for res in r.results:
+                    note[res.kind] = res.result
+                for kind in notes.COMMAND_KINDS:
+                    if not getattr(spec, kind):
+                        note[kind] = "skipped"
+            notes.write_commit(store, sha, note)
+    for r in kept:
+        what = (f"{plural(len(r.placed), 'change')} of '{spec.source}' at {source_at}: "
+                + ", ".join(f"{p.hunk.path} ({p.why})" for p in r.placed[:10])
+                + (" ..." if len(r.placed) > 10 else "")) if r.placed else \
+            "re-made on the changes absorbed below it"
+        entries: list[specmod.Entry] = [specmod.CommitCreated(s) for s in r.commits]
+        if r.new:
+            paths = sorted({p.hunk.path for p in r.placed})
+            spec.commits.append(specmod.LogicalCommit(
+                get_commit(repo, r.commits[-1]).message, hints="Added by git retcon absorb: " + what,
+                paths=paths[:50], history=[*entries]))
+            target = spec.commits[-1]
+        else:
+            target = spec.commits[r.k]
+            if target.history and isinstance(target.history[-1], specmod.Complete):
+                target.history.pop()
+            target.history += [specmod.Absorbed(what), *entries]
+        if r.passed:
+            target.history.append(specmod.Complete())
+    if failed is not None:   # the ones after it are built afresh by the next run
+        for r in remade[remade.index(failed) + 1:]:
+            if not r.new:
+                spec.commits[r.k].history.clear()
+    new_tip = kept[-1].commits[-1]
+    store.update(stored, "absorb: " + (f"{plural(len(kept), 'logical commit')} re-made" if failed is None
+                                       else f"re-made up to commit {failed.k + 1}, which fails"))
+    failpoint("absorb-spec-saved")   # the branch not moved yet: finish_interrupted moves it
+    move_branch(repo, spec.cleaned, new_tip, tip, "absorb")
+    ui.line(f"'{spec.cleaned}' is now at {short(new_tip)} (it was {short(tip)}; `git retcon undo` puts it back).")
+    if failed is not None:
+        raise StuckStop(
+            f"commit {failed.k + 1}/{len(spec.commits)} does not pass with the absorbed changes: "
+            f"{'; '.join(r.reason() for r in failed.results if not r.passed)}\n"
+            f"The next run fixes it (the fix loop) and builds the commits after it afresh:\n"
+            f"  git retcon run {stored.name}\nOr put everything back as it was:\n  git retcon undo {stored.name}")
+    ui.good(f"✓ Absorbed: {plural(len(kept), 'logical commit')} re-made, built and tested.")
+
+
+def finish_interrupted(store: Store, stored: Stored, say: Callable[[str], None]) -> None:
+    """An absorb killed after it saved the spec and before it moved the branch: move it now.
+    The pending operation record says what the branch was before; it is still there."""
+    op = oplog.last(store, stored.name)
+    ref = branch_ref(stored.spec.cleaned)
+    if op is None or op.what != "absorb" or op.after is not None:
+        return
+    now = ref_target(store.repo, ref)
+    made = recorded(store.repo, stored.spec)
+    if not made or now == made[-1] or now != op.before.get(ref) or find_commit(store.repo, made[-1]) is None:
+        return
+    move_branch(store.repo, stored.spec.cleaned, made[-1], now, "absorb, finished after an interruption")
+    say(f"Finished an interrupted absorb: '{stored.spec.cleaned}' is at {short(made[-1])}.")
+
+
+def _asker(model: llm.Model, spec: specmod.Spec, total: int) -> Ask:
+    """One small question to the model per ambiguous hunk: which of these logical commits."""
+    count = [0]
+
+    def ask(h: diff.Hunk, candidates: list[int]) -> tuple[int | None, str]:
+        count[0] += 1
+        listed = "\n".join(f"  {k + 1}. {spec.commits[k].summary}"
+                           + (f" (hints: {spec.commits[k].hints.strip()[:300]})" if spec.commits[k].hints.strip()
+                              else "")
+                           + (f" (paths: {spec.commits[k].paths})" if spec.commits[k].paths else "")
+                           for k in candidates)
+        prompt = template("absorb.md").substitute(k=str(count[0]), n=str(total), candidates=listed,
+                                                  hunk=diff.render([h], budget=6000))
+        retry = Retry(model.model_id, "nothing was changed")
+        try:
+            text = retry.call(lambda: model.prompt(prompt).text())
+        except RetconError as exc:
+            return None, f"the model could not answer ({str(exc)[:120]})"
+        m = re.search(r"\d+", text or "")
+        k = int(m.group()) - 1 if m else -1
+        if k in candidates:
+            return k, f"{model.model_id} judged it commit {k + 1}'s"
+        return None, f"{model.model_id} placed it in none of the candidates ({(text or '').strip()[:60]!r})"
+    return ask

@@ -1,6 +1,6 @@
 """`make bench`: every benchmark in turn, each printing its table. One module a line.
 model_output also measures the real histories of bench/releases.py (PyPI releases as commits)."""
-from bench import langs, misordered, model_output, plan_sizes, releases, run_jobs, run_overhead
+from bench import absorb, langs, misordered, model_output, plan_sizes, releases, run_jobs, run_overhead
 
 run_overhead.main([])
 run_jobs.main([])
@@ -8,3 +8,4 @@ plan_sizes.main([])
 model_output.main(releases.real_args())
 misordered.main([])
 langs.main([])
+absorb.main([])

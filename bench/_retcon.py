@@ -17,7 +17,8 @@ from typing import Any
 
 import llm
 
-from git_retcon.model.paths import PathsModel, field, tool_exchanges, user_text
+from git_retcon.model.paths import PathsModel, tool_exchanges, user_text
+from git_retcon.model.prompt import read_step
 from git_retcon.reconstruct import loop as _loop
 
 _original = PathsModel.execute
@@ -61,7 +62,7 @@ class NoFixPathsModel(PathsModel):
                 conversation: llm.Conversation | None) -> Iterator[str]:
         text = user_text(prompt.messages)
         done = tool_exchanges(prompt.messages)
-        if field(text, "Step").startswith("fix") and not (done and done[-1][0] == "stuck"):
+        if read_step(text).step == "fix" and not (done and done[-1][0] == "stuck"):
             response.set_usage(input=0, output=0)
             response.add_tool_call(llm.ToolCall(name="stuck", arguments={"summary": "retcon-paths-nofix: stuck"}))
             yield ""

@@ -143,9 +143,14 @@ def _remake(store: Store, stored: Stored, br: Branches, tip: CommitId, tip_tree:
             out.append(Remade(k, commits, mine))
         if failed is None:
             break
-        ui.line(f"The changes for commit {failed + 1} do not merge onto its commits: they go into a new commit "
-                "at the end instead")
-        placed = [Placed(p.hunk, None, f"{p.why}, but it does not merge there") if p.into == failed else p
+        # Its own changes go to the end; when it has none, those of the commits below it whose
+        # changes it does not merge with (at worst all: the new commit at the end needs no merge).
+        moving = {id(p) for p in placed if p.into == failed} or {
+            id(p) for p in placed if p.into is not None and p.into < failed}
+        ui.line(f"Changes do not merge onto the commits of commit {failed + 1}: "
+                f"{plural(len(moving), 'change')} {'goes' if len(moving) == 1 else 'go'} into a new commit at "
+                "the end instead")
+        placed = [Placed(p.hunk, None, f"{p.why}, but it does not merge there") if id(p) in moving else p
                   for p in placed]
     rest = by_k.get(n, [])
     if rest:
@@ -240,6 +245,8 @@ def _write(store: Store, stored: Stored, br: Branches, tip: CommitId, remade: li
                         note[kind] = "skipped"
             notes.write_commit(store, sha, note)
     for r in kept:
+        if not r.commits and not r.placed:
+            continue   # an empty logical commit stays as it was
         what = (f"{plural(len(r.placed), 'change')} of '{spec.source}' at {source_at}: "
                 + ", ".join(f"{p.hunk.path} ({p.why})" for p in r.placed[:10])
                 + (" ..." if len(r.placed) > 10 else "")) if r.placed else \

@@ -191,3 +191,16 @@ def test_a_stack_branch_someone_added_to_is_left_as_it_is(done):
     assert res.code == 0, res.text
     assert repo.rev("feature-clean-2") == mine and "feature-clean-2 -> " in res.out and "not moved" in res.out
     assert repo.rev("feature-clean-1") == repo.rev("feature-clean~2")
+
+
+def test_a_change_forced_where_it_does_not_merge_goes_to_the_end(done):
+    """--into 1 for a change of lines commit 2 introduced: commit 1's tree does not have them,
+    so the three-way merge conflicts there; the change goes to a new commit at the end instead."""
+    repo = done
+    review(repo, {"app.py": "import util\n\n\ndef main():\n    return util.one() + util.two()  # three\n"})
+    res = retcon(repo, "absorb", "--into", "1")
+    assert res.code == 0, res.text
+    assert "Changes do not merge onto the commits of commit 1: 1 change goes into a new commit" in res.out
+    log = repo.log("main..feature-clean")
+    assert len(log) == 4 and log[0].startswith("Changes made after the clean history")
+    assert repo.tree("feature-clean") == repo.tree("feature")

@@ -131,6 +131,7 @@ class Spec:
     remote: str
     cleaned: str
     commits: list[LogicalCommit]
+    setup: str | None = None        # installs dependencies in a build worktree (sandbox/setup.py)
     build: str | None = None
     test: str | None = None
     timeout: int | None = None
@@ -160,7 +161,7 @@ class Spec:
 
 # --- parsing and validation --------------------------------------------------
 
-_TOP = ("source", "remote", "cleaned", "build", "test", "timeout", "model", "wip", "commit")
+_TOP = ("source", "remote", "cleaned", "setup", "build", "test", "timeout", "model", "wip", "commit")
 _COMMIT = ("message", "hints", "paths", "hunks", "history")
 _ENTRY = ("commit_created", "squashed", "absorbed", "stuck", "resolved")
 _BRANCH_HELP = {
@@ -238,7 +239,7 @@ class _Parser:
             if cleaned == value:
                 raise self.fail(f"'cleaned' is the same branch as '{other}' ({_q(value)}): name a new branch",
                                 "cleaned")
-        build, test, model = (self.optional_str(data, name) for name in ("build", "test", "model"))
+        setup, build, test, model = (self.optional_str(data, name) for name in ("setup", "build", "test", "model"))
         timeout = data.get("timeout")
         if timeout is not None and (type(timeout) is not int or not 0 < timeout <= MAX_TIMEOUT):
             got = _q(timeout) if type(timeout) is int else _type(timeout)
@@ -256,7 +257,7 @@ class _Parser:
             raise self.fail(f"'commit' must be an array of tables, not {_type(raw)}: write each as [[commit]]",
                             "commit")
         commits = [self.commit(k, c) for k, c in enumerate(raw)]
-        return Spec(source, remote, cleaned, commits, build=build, test=test, timeout=timeout, model=model,
+        return Spec(source, remote, cleaned, commits, setup=setup, build=build, test=test, timeout=timeout, model=model,
                     wip=cast("WipStyle | None", wip))
 
     def branch(self, data: dict[str, Any], name: str) -> str:

@@ -88,7 +88,7 @@ def dump(spec: Spec, texts: CommitTexts | None = None) -> str:
     """The spec as stable, hand-editable TOML; parse(dump(s)) == s. texts: the [[commit]]
     texts kept from the last save of the same spec (a Store keeps them), else none."""
     lines: list[str] = []
-    for name in ("source", "remote", "cleaned", "build", "test", "timeout", "model", "wip"):
+    for name in ("source", "remote", "cleaned", "setup", "build", "test", "timeout", "model", "wip"):
         value = getattr(spec, name)
         if isinstance(value, int):
             lines.append(f"{name} = {value}")

@@ -139,6 +139,14 @@ def test_optional_fields_and_paths():
     assert spec.commits[0].created == ["abcdef0123"]  # stored lower-case
 
 
+def test_setup_is_parsed_and_written_before_build():
+    spec = parse(HEAD + 'test = "npm test"\nsetup = "npm ci"\n[[commit]]\nmessage = "m"\n')
+    assert (spec.setup, spec.build, spec.test) == ("npm ci", None, "npm test")
+    assert dump(spec).startswith(HEAD + 'setup = "npm ci"\ntest = "npm test"\n')
+    assert parse(dump(spec)) == spec
+    assert parse(ONE).setup is None and "setup" not in dump(parse(ONE))
+
+
 def test_paths_may_hold_backslashes_and_dots():
     spec = parse(ONE + "paths = ['x\\*y', \".github/*\", \"a/..b/c\", \"src/**\"]\n")
     assert spec.commits[0].paths == ["x\\*y", ".github/*", "a/..b/c", "src/**"]
@@ -398,6 +406,10 @@ ERRORS = [
     (HEAD + 'colour = "x"\n[[commit]]\nmessage = "m"\n', 4, ["unknown field 'colour'", "remove it"]),
     (HEAD + '[[commits]]\nmessage = "m"\n', 4, ["unknown field 'commits'", "did you mean 'commit'"]),
     (HEAD + 'build = ""\n[[commit]]\nmessage = "m"\n', 4, ["'build'", "non-empty string"]),
+    (HEAD + 'setup = ""\n[[commit]]\nmessage = "m"\n', 4, ["'setup'", "non-empty string"]),
+    (HEAD + 'build = "make"\nsetup = ["npm", "ci"]\n[[commit]]\nmessage = "m"\n', 5, ["'setup'", "not an array"]),
+    (HEAD + 'install = "npm ci"\n[[commit]]\nmessage = "m"\n', 4, ["unknown field 'install'", "setup"]),
+    (HEAD + 'setpu = "npm ci"\n[[commit]]\nmessage = "m"\n', 4, ["unknown field 'setpu'", "did you mean 'setup'"]),
     (HEAD + 'test = ["make"]\n[[commit]]\nmessage = "m"\n', 4, ["'test'", "not an array"]),
     (HEAD + 'model = 4\n[[commit]]\nmessage = "m"\n', 4, ["'model'", "not an integer"]),
     (HEAD + 'timeout = 0\n[[commit]]\nmessage = "m"\n', 4, ["'timeout'", "positive integer"]),

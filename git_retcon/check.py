@@ -218,6 +218,7 @@ def _tests_item(store: Store, stored: Stored) -> tuple[bool, str]:
 def _rerun(store: Store, stored: Stored, progress: Callable[[str], None]) -> tuple[bool, str]:
     """Build and test each logical commit's last tree again in the spec's worktree,
     recording the fresh results in place of the old ones."""
+    from git_retcon.sandbox.keep import keep
     from git_retcon.sandbox.runner import Commands
     from git_retcon.sandbox.worktree import Worktree
 
@@ -246,7 +247,7 @@ def _rerun(store: Store, stored: Stored, progress: Callable[[str], None]) -> tup
                     failed.append(f"{i + 1} ({kind}: {res.reason()})")
                     break
         if wt is not None and spec.current() is None:
-            Worktree.remove(store.repo, stored.name)   # a complete spec keeps no worktree (as run leaves it)
+            keep(store.repo, stored.name)   # a complete spec's worktree is set aside (as run leaves it)
     if failed:
         return False, f"--rerun: failed for commits {', '.join(failed)}"
     return True, f"--rerun: {' and '.join(commands)} passed again for {plural(len(targets), 'logical commit')}"

@@ -16,6 +16,7 @@ from git_retcon.cli import (  # noqa: F401
     absorb,
     check,
     demo,
+    free,
     hooks,
     plan,
     resolve,

@@ -57,6 +57,7 @@ def remove_spec(store: Store, stored: Stored) -> str:
                                                   oplog.refs_of(stored.spec.cleaned, stored.name)):
         store.drop(stored, "retcon: spec rm")
         removed = Worktree.remove(store.repo, stored.name)
+        removed = bool(remove_pool(store.repo, stored.name)) or removed
     kept = f"; the branch '{stored.spec.cleaned}' is kept" if ref_target(
         store.repo, f"refs/heads/{stored.spec.cleaned}") else ""
     return (f"Deleted spec '{stored.name}' (was {short(stored.commit)})"

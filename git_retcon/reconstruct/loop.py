@@ -33,7 +33,8 @@ from git_retcon.reconstruct.judge import check_base, test_tip
 from git_retcon.reconstruct.squash import finish_interrupted, squash
 from git_retcon.reconstruct.stops import refuse_stuck, stop_error
 from git_retcon.reconstruct.work import Options, Run, Work
-from git_retcon.sandbox.pool import PoolWorktree, pool_names, remove_pool
+from git_retcon.sandbox import keep
+from git_retcon.sandbox.pool import PoolWorktree, pool_names
 from git_retcon.sandbox.runner import Commands, check_command_exists
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import oplog
@@ -208,9 +209,17 @@ def _finished_already(run: Run, stored: Stored, br: Branches) -> None:
 
 def _remove_worktrees(run: Run) -> None:
     """A complete spec needs no build worktree (nor --jobs pool): they leave `git worktree
-    list`. A run that reopens the spec makes a new one."""
-    removed = Worktree.remove(run.repo, run.name)
-    if remove_pool(run.repo, run.name) or removed:
+    list`. One that holds what git ignores (installed dependencies, build outputs) is kept aside
+    for the next run, which brings it back (sandbox/keep.py); one that holds nothing is removed."""
+    kept = keep.keep(run.repo, run.name)
+    if kept.where:
+        files = ", ".join(kept.ignored[:4]) + (", ..." if len(kept.ignored) > 4 else "")
+        about = "; ".join(x for x in (files, keep.human(kept.size)) if x)
+        run.ui.line(f"Kept the build worktree for the next run, with the files git ignores there"
+                    f"{f' ({about})' if about else ''}: {keep.shown(run.repo, kept.where[0])}"
+                    + (f" and {len(kept.where) - 1} of the --jobs pool" if len(kept.where) > 1 else "")
+                    + f". Free {'them' if len(kept.where) > 1 else 'it'} with `git retcon free {run.name}`.")
+    elif kept.removed:
         run.ui.line("Removed the build worktree: the spec is complete (a run that reopens it makes a new one)")
 
 

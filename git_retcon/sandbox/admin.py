@@ -89,6 +89,36 @@ def _named_admin(repo: pygit2.Repository, path: Path) -> Path | None:
     return admin if target.resolve() == (path / ".git").resolve() else None
 
 
+def kept_path(repo: pygit2.Repository, path: Path) -> Path:
+    """Where the worktree at path (ours, under the git dir's retcon/) is kept while no run needs
+    it: retcon/kept/ and the same path below retcon/ (worktrees/NAME, pool/NAME/I)."""
+    return common_dir(repo) / "retcon" / "kept" / _under_retcon(repo, path)
+
+
+def stamp_path(repo: pygit2.Repository, path: Path) -> Path:
+    """The setup stamp of the worktree at path (sandbox/setup.py): retcon/setup/..., a JSON file."""
+    rel = _under_retcon(repo, path)
+    return common_dir(repo) / "retcon" / "setup" / rel.with_name(rel.name + ".json")
+
+
+def _under_retcon(repo: pygit2.Repository, path: Path) -> Path:
+    root = (common_dir(repo) / "retcon").resolve()
+    try:
+        return Path(path).resolve().relative_to(root)
+    except ValueError:
+        return Path(Path(path).name)
+
+
+def trash(repo: pygit2.Repository, path: Path) -> bool:
+    """Delete a directory of ours at once (a rename, then the removal); True if there was one."""
+    if not (path.exists() or path.is_symlink()):
+        return False
+    where = common_dir(repo) / "retcon" / "trash"
+    _to_trash(path, where)
+    shutil.rmtree(where, ignore_errors=True)
+    return True
+
+
 def clear_locks(admin: Path) -> None:
     """Lock files a killed git left in the worktree's own admin dir. Only git-retcon
     runs git there, and the caller holds the spec's run lock: they are stale."""

@@ -1,7 +1,8 @@
 """The `run --jobs N` pool: linked worktrees under the git dir (.git/retcon/pool/<spec>/<i>)
 where a created commit is built and tested while the model works on the next commit in
 the build worktree. They are ours like the build worktree: kept warm across runs (a
-reset is cheap, a checkout of the whole tree is not), removed by abort."""
+reset is cheap, a checkout of the whole tree is not), kept aside with the build worktree once
+the spec is complete (sandbox/keep.py), removed by abort and `free`."""
 from __future__ import annotations
 
 import shutil
@@ -11,6 +12,7 @@ from pathlib import Path
 import pygit2
 
 from git_retcon.git.plumbing import common_dir
+from git_retcon.sandbox.admin import kept_path
 from git_retcon.sandbox.runner import Commands, Result
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state.notes import CommandKind
@@ -45,12 +47,21 @@ def pool_names(repo: pygit2.Repository, spec: str) -> list[str]:
     return [pool_name(spec, int(p.name)) for p in sorted(root.iterdir()) if p.name.isdigit()]
 
 
+def kept_pool_names(repo: pygit2.Repository, spec: str) -> list[str]:
+    """The names of the spec's pool worktrees kept aside (sandbox/keep.py)."""
+    root = kept_path(repo, _root(repo, spec))
+    if not root.is_dir():
+        return []
+    return [pool_name(spec, int(p.name)) for p in sorted(root.iterdir()) if p.name.isdigit()]
+
+
 def remove_pool(repo: pygit2.Repository, spec: str) -> int:
-    """Remove the spec's pool worktrees (abort); how many there were."""
-    names = pool_names(repo, spec)
+    """Remove the spec's pool worktrees (abort, free), those kept aside too; how many there were."""
+    names = list(dict.fromkeys(pool_names(repo, spec) + kept_pool_names(repo, spec)))
     for name in names:
         PoolWorktree.remove(repo, name)
     shutil.rmtree(_root(repo, spec), ignore_errors=True)
+    shutil.rmtree(kept_path(repo, _root(repo, spec)), ignore_errors=True)
     return len(names)
 
 

@@ -15,7 +15,7 @@ from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
 from git_retcon.git.ids import CommitId, TreeId
 from git_retcon.git.plumbing import clean_env, common_dir, git, main_workdir
-from git_retcon.sandbox.admin import clear_locks, discard, own_admin
+from git_retcon.sandbox.admin import clear_locks, discard, kept_path, own_admin, stamp_path, trash
 from git_retcon.sandbox.watch import Watch
 from git_retcon.state.store import safe_name
 
@@ -85,32 +85,72 @@ class Worktree:
     def _create(cls, repo: pygit2.Repository, path: Path, commit: str) -> Worktree:
         """A fresh worktree at commit, made so that a kill at any instant leaves
         something the next call (or abort) discards: it counts as made only once
-        the ready marker is in its admin dir. No hook of the user's runs."""
+        the ready marker is in its admin dir. No hook of the user's runs. A worktree
+        kept since its spec completed (`keep`) comes back with the files git ignores
+        there (installed dependencies, build outputs) and its setup stamp."""
         discard(repo, path)
+        kept = kept_path(repo, path)
+        stamp = stamp_path(repo, path)
+        saved = _read(stamp) if kept.is_dir() else None
+        stamp.unlink(missing_ok=True)   # until the kept files are all back: a kill leaves setup to do
         path.parent.mkdir(parents=True, exist_ok=True)
         top = main_workdir(repo)
         # --no-checkout: `worktree add` runs no post-checkout hook; the files come
         # from read-tree, through git's filters (eol, clean/smudge), like a checkout.
         git(top, *_NO_HOOKS, "worktree", "add", "--quiet", "--no-checkout", "--detach", str(path), commit)
         failpoint("worktree-added")
-        git(path, *_NO_HOOKS, "read-tree", "--reset", "-u", commit)
+        revived = kept.is_dir() and _move_in(kept, path)
+        if revived:
+            # The index only: the kept files are compared with it, and only those that differ are
+            # written (unchanged sources keep their times, so incremental builds stay warm).
+            git(path, *_NO_HOOKS, "read-tree", commit)
+        else:
+            trash(repo, kept)
+            git(path, *_NO_HOOKS, "read-tree", "--reset", "-u", commit)
         failpoint("worktree-checked-out")
         admin = own_admin(repo, path)
         if admin is None:
             raise RetconError(f"git worktree add made no worktree at {path}: run the command again")
-        (admin / _READY).write_text("git-retcon\n")
         wt = cls(path)
-        # Just checked out: exactly commit already. A reset now would also re-hash
-        # every file, since the fresh index is racy (as new as the files).
-        wt.synced = commit
-        wt.exact = True
+        if revived:
+            wt.reset(commit)
+        else:
+            # Just checked out: exactly commit already. A reset now would also re-hash
+            # every file, since the fresh index is racy (as new as the files).
+            wt.synced = commit
+            wt.exact = True
+        (admin / _READY).write_text("git-retcon\n")
+        if saved is not None:
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            stamp.write_text(saved)
         return wt
 
     @classmethod
+    def keep(cls, repo: pygit2.Repository, name: str) -> Path | None:
+        """Set the spec's worktree aside for the next run (its spec is complete): moved to
+        retcon/kept/, out of `git worktree list` (its admin dir goes, by our own discard, never a
+        prune), with everything in it. Where it is kept, or None when there is none (a half-made
+        one is removed)."""
+        path = cls.location(repo, name)
+        kept = kept_path(repo, path)
+        admin = own_admin(repo, path)
+        if admin is not None and (admin / _READY).exists():
+            trash(repo, kept)   # an older one (kept by hand, or a kill before it came back)
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            path.rename(kept)
+            (kept / ".git").unlink(missing_ok=True)   # it named the admin dir, which goes now
+        discard(repo, path)
+        return kept if kept.is_dir() else None
+
+    @classmethod
     def remove(cls, repo: pygit2.Repository, name: str) -> bool:
-        """Delete the spec's worktree, also a half-made one; nobody else's. True if
-        there was anything to delete."""
-        return discard(repo, cls.location(repo, name))
+        """Delete the spec's worktree, also a half-made or a kept one, and its setup stamp;
+        nobody else's. True if there was anything to delete."""
+        path = cls.location(repo, name)
+        removed = discard(repo, path)
+        removed = trash(repo, kept_path(repo, path)) or removed
+        stamp_path(repo, path).unlink(missing_ok=True)
+        return removed
 
     def reset(self, commit: str) -> None:
         """Make index and files exactly commit's tree. Untracked files go (they could
@@ -332,6 +372,29 @@ class Worktree:
         if self.synced is not None:
             self.synced = commit
             self.edited = False
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except OSError:
+        return None
+
+
+def _move_in(kept: Path, path: Path) -> bool:
+    """The kept worktree's files under path, just made by `git worktree add --no-checkout` (only
+    its .git file is there): that file goes into the kept directory, which takes path's place.
+    False when it cannot (another file system): the caller checks out afresh."""
+    try:
+        os.replace(path / ".git", kept / ".git")
+        path.rmdir()
+        kept.rename(path)
+    except OSError:
+        if not (path / ".git").exists() and (kept / ".git").is_file():
+            path.mkdir(exist_ok=True)
+            os.replace(kept / ".git", path / ".git")
+        return False
+    return True
 
 
 def _git_bytes(cwd: Path, *args: str, input: bytes) -> bytes:

@@ -220,6 +220,7 @@ def _rerun(store: Store, stored: Stored, progress: Callable[[str], None]) -> tup
     recording the fresh results in place of the old ones."""
     from git_retcon.sandbox.keep import keep
     from git_retcon.sandbox.runner import Commands
+    from git_retcon.sandbox.setup import Setup
     from git_retcon.sandbox.worktree import Worktree
 
     commands = configured_commands(stored)
@@ -237,7 +238,8 @@ def _rerun(store: Store, stored: Stored, progress: Callable[[str], None]) -> tup
                 continue  # reported by the record check
             if wt is None or runner is None:
                 wt = Worktree.ensure(store.repo, stored.name, sha)
-                runner = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command)
+                runner = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command,
+                                  setup=Setup.of(wt, spec.setup, spec.timeout))
             wt.reset(sha)
             for kind in commands:
                 res = runner.run_and_record(tree_of(commit), kind)

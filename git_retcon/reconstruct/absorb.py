@@ -36,6 +36,7 @@ from git_retcon.model.retry import Retry
 from git_retcon.reconstruct.branch import Branches, recorded
 from git_retcon.reconstruct.placement import Ask, Into, Placed, place
 from git_retcon.sandbox.runner import Commands, Result
+from git_retcon.sandbox.setup import Setup
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import notes, oplog
 from git_retcon.state import spec as specmod
@@ -206,7 +207,8 @@ def _verify(store: Store, stored: Stored, remade: list[Remade], ui: UI) -> None:
         ui.line("No build or test command configured: the re-made commits are not built or tested.")
         return
     wt = Worktree.ensure(store.repo, stored.name, remade[-1].commits[-1])
-    commands = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command)
+    commands = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command,
+                        setup=Setup.of(wt, spec.setup, spec.timeout))
     for r in remade:
         if not r.commits:
             continue

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     # rework (failure parsers: many regexes) is imported when a build or test fails, not at start-up.
     from git_retcon import rework
 
-_LABELS = {"build": "Building", "test": "Tests"}
+_LABELS = {"build": "Building", "test": "Tests"}   # else setup's own label (Commands.prepare)
 
 
 @dataclass
@@ -95,7 +95,7 @@ class Ahead:
         ui = w.run.ui
         ui.line(f"Commit {w.k + 1}/{w.n}, built and tested in the pool:")
         for r in job.results:
-            ui.start(_LABELS[r.kind])
+            ui.start(_LABELS[r.kind] if r.setup is None else f"Setup `{r.command}` ({r.setup})")
             ui.finish(r.passed, verdict(r) + ("" if r.cached else f" ({r.seconds:.1f}s)"))
         failure = judge(w, journal, tip, tree, job.results)
         if failure is not None and self.held:
@@ -143,7 +143,7 @@ class Ahead:
             return None
         wt = PoolWorktree.ensure(w.run.repo, pool_name(w.run.name, len(self.slots) + 1), sha)
         spec = w.spec
-        self.slots.append(_Slot(wt, PoolCommands(wt, w.wt.path, spec.build, spec.test, spec.timeout)))
+        self.slots.append(_Slot(wt, PoolCommands(wt, w.wt.path, spec.build, spec.test, spec.timeout, spec.setup)))
         return self.slots[-1]
 
     def _start(self, slot: _Slot, sha: CommitId, tree: TreeId) -> None:

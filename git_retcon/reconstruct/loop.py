@@ -29,13 +29,14 @@ from git_retcon.reconstruct.ahead import Ahead
 from git_retcon.reconstruct.branch import Branches, recorded, refuse_taken
 from git_retcon.reconstruct.empty import nothing_left, refuse_unmatched
 from git_retcon.reconstruct.journal import Journal, Made, Stop
-from git_retcon.reconstruct.judge import check_base, test_tip
+from git_retcon.reconstruct.judge import check_base, set_up, test_tip
 from git_retcon.reconstruct.squash import finish_interrupted, squash
 from git_retcon.reconstruct.stops import refuse_stuck, stop_error
 from git_retcon.reconstruct.work import Options, Run, Work
 from git_retcon.sandbox import keep
 from git_retcon.sandbox.pool import PoolWorktree, pool_names
 from git_retcon.sandbox.runner import Commands, check_command_exists
+from git_retcon.sandbox.setup import Setup
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import oplog
 from git_retcon.state import spec as specmod
@@ -93,10 +94,13 @@ def _locked(run: Run, br: Branches, model: llm.Model | None) -> None:
         model = _load_model(run, stored.spec)
     wt = Worktree.ensure(repo, name, tip)
     spec = stored.spec
-    commands = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command)
+    commands = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command,
+                        setup=Setup.of(wt, spec.setup, spec.timeout))
     report.skipped_commands(run, spec)
     if tip == br.base:   # before commit 1: a command failing here is the command's fault
         check_base(run, br, wt, commands)
+    else:                # setup's too, before any model call, in a worktree where it never ran
+        set_up(run, wt, commands, tip)
     # --jobs 2 and more: commands in the pool while the model works ahead (nothing to overlap without them)
     ahead = Ahead(run.opts.jobs) if run.opts.jobs > 1 and (spec.build or spec.test) else None
     stop: Stop | None = None
@@ -188,7 +192,7 @@ def _load_model(run: Run, spec: specmod.Spec) -> llm.Model:
 def _ready_model(run: Run, spec: specmod.Spec) -> llm.Model:
     """The model, and the configured commands checked, before anything is written."""
     model = _load_model(run, spec)
-    for kind in ("build", "test"):
+    for kind in ("setup", "build", "test"):
         command = getattr(spec, kind)
         if command:
             check_command_exists(command, kind)

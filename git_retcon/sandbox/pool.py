@@ -71,9 +71,11 @@ class PoolCommands(Commands):
     there: the fix loop reads a failure's file names relative to the build worktree."""
 
     def __init__(self, wt: Worktree, shown_as: Path, build: str | None, test: str | None,
-                 timeout: int | None):
+                 timeout: int | None, setup: str | None = None):
+        from git_retcon.sandbox.setup import Setup
+
         super().__init__(Store(pygit2.Repository(str(common_dir(wt.repo)))), wt.path, build, test, timeout,
-                         on_run=wt.touched_by_command)
+                         on_run=wt.touched_by_command, setup=Setup.of(wt, setup, timeout))
         self.shown_as = shown_as
 
     def run(self, kind: CommandKind, on_output: Callable[[str], None] | None = None) -> Result:

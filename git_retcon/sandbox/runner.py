@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 from git_retcon.errors import RetconError
 from git_retcon.git.ids import TreeId
@@ -52,6 +52,7 @@ _NOT_A_CAUSE = re.compile(r"^\s+at |^\s*(?:g?make(?:\[\d+\])?: \*\*\*|npm (?:ERR
                           r"could not compile|aborting due to|\d+ (?:failed|errors?)\b.*\d+ (?:passed|total)")
 # An absolute path into a build worktree, as the summary shows it: from the worktree's root.
 _IN_WORKTREE = re.compile(r"(?:file://)?/\S*?/worktrees/[^/\s]+/")
+SETUP_FAILED = "[the setup command"     # the first line of a failed setup's output (what it stood for)
 _BUILTINS = {"cd", "true", "false", "exit", "test", "[", ":", ".", "source", "set", "export", "env", "exec", "eval"}
 
 
@@ -64,10 +65,18 @@ class Result:
     exit_code: int | None
     output: str        # trimmed to what matters
     cached: bool = False
+    # Set on the spec's setup command's result (why it ran: "new worktree", "Cargo.lock changed"): a
+    # failed setup stands for kind's result, as the build or test could not run. Never recorded on a tree.
+    setup: str | None = None
 
     @property
     def passed(self) -> bool:
         return self.result == "pass"
+
+    @property
+    def what(self) -> str:
+        """What ran, in a sentence: "build", "test" or "setup"."""
+        return "setup" if self.setup is not None else self.kind
 
     def reason(self) -> str:
         """A few words for the `Building... FAIL (...)` line: what the output says went
@@ -75,7 +84,10 @@ class Result:
         if self.result == "timeout":
             return f"timed out after {self.seconds:.0f}s"
         if self.result == "notfound":
-            return "command not found"
+            return "command not found" if self.setup is None else "setup: command not found"
+        if self.setup is not None:   # its own output, without the line that says what it stood for
+            own = "\n".join(ln for ln in self.output.splitlines() if not ln.startswith(SETUP_FAILED))
+            return "setup: " + Result(self.kind, self.command, self.result, self.seconds, self.exit_code, own).reason()
         lines = [_IN_WORKTREE.sub("", _ANSI.sub("", line)).strip() for line in self.output.splitlines()]
         lines = [line for line in lines if line and not _NOT_A_CAUSE.search(line)]
         for rx in (_CAUSE, _TEST_FAILED, _LOCATED, _INTERESTING):
@@ -253,17 +265,48 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
+class Prepares(Protocol):
+    """The spec's setup for the worktree the commands run in (sandbox/setup.py)."""
+
+    command: str
+
+    def needed(self) -> str | None: ...
+
+    def run(self, kind: CommandKind, why: str, on_output: Callable[[str], None] | None = None) -> Result: ...
+
+
 class Commands:
     """The spec's build and test commands: run on a tree (build then test), trusting a
-    recorded result for the same tree and command, and recording what ran."""
+    recorded result for the same tree and command, and recording what ran. With a setup,
+    the worktree's dependencies are installed first whenever they must be (sandbox/setup.py)."""
 
     def __init__(self, store: Store, workdir: Path, build: str | None, test: str | None,
-                 timeout: int | None, on_run: Callable[[], None] | None = None):
+                 timeout: int | None, on_run: Callable[[], None] | None = None, setup: Prepares | None = None):
         self.store = store
         self.workdir = workdir
         self.on_run = on_run  # told before a command runs in workdir
         self.commands: dict[CommandKind, str | None] = {"build": build, "test": test}
         self.timeout = timeout or DEFAULT_TIMEOUT
+        self.setup = setup
+
+    def prepare(self, kind: CommandKind, on_start: Callable[[str], None] | None = None,
+                on_done: Callable[[Result], None] | None = None,
+                on_output: Callable[[str], None] | None = None) -> Result | None:
+        """Run setup when the worktree needs it, before kind's command: None when it is ready,
+        else setup's result, which stands for kind's (the command cannot run without it).
+        on_start is given setup's label, `Setup `CMD` (why)`."""
+        why = self.setup.needed() if self.setup is not None else None
+        if self.setup is None or why is None:
+            return None
+        if on_start is not None:
+            on_start(f"Setup `{self.setup.command}` ({why})")
+        res = self.setup.run(kind, why, on_output)
+        if not res.passed:
+            res.output = (f"{SETUP_FAILED} `{res.command}` ({why}) failed, so the {kind} could not run]\n"
+                          + res.output)
+        if on_done is not None:
+            on_done(res)
+        return None if res.passed else res
 
     def configured(self, kind: CommandKind) -> bool:
         return bool(self.commands[kind])
@@ -283,7 +326,9 @@ class Commands:
                        on_output: Callable[[str], None] | None = None) -> list[Result]:
         """Build then test tree; stops at the first failure. A recorded test result
         is trusted only with its build: tests of a fresh tree need a fresh build. What ran
-        is recorded on tree in one note write (a kill before it costs a rerun, no more)."""
+        is recorded on tree in one note write (a kill before it costs a rerun, no more).
+        Setup runs first when a command must run and the worktree needs it; its failure is
+        the last result (it stands for the command that could not run), and is not recorded."""
         results: list[Result] = []
         fresh: list[Result] = []
         test_hit = self.cached(tree, "test") if self.commands["test"] else None
@@ -293,6 +338,9 @@ class Commands:
             if not command:
                 continue
             hit = test_hit if kind == "test" else (None if need_fresh_build else self.cached(tree, kind))
+            if hit is None and (unready := self.prepare(kind, on_start, on_done, on_output)) is not None:
+                results.append(unready)
+                break
             if on_start is not None:
                 on_start(kind)
             if hit is None:
@@ -308,7 +356,10 @@ class Commands:
         return results
 
     def run(self, kind: CommandKind, on_output: Callable[[str], None] | None = None) -> Result:
-        """Run the configured command for kind on the worktree as it is; record nothing."""
+        """Run the configured command for kind on the worktree as it is (set up first when it
+        needs it: a failed setup's result is the answer); record nothing."""
+        if (unready := self.prepare(kind, on_output=on_output)) is not None:
+            return unready
         if self.on_run is not None:
             self.on_run()
         return run_command(kind, self.commands[kind] or "", self.workdir, self.timeout, on_output)
@@ -318,5 +369,6 @@ class Commands:
         """run(), on a worktree that holds exactly tree (reset, no stray files), and the
         result recorded on tree, replacing an earlier one of the same command."""
         res = self.run(kind, on_output)
-        notes.record_commands(self.store, tree, [res.to_note()])
+        if res.setup is None:
+            notes.record_commands(self.store, tree, [res.to_note()])
         return res

@@ -98,8 +98,11 @@ def test_build_command_missing_in_the_worktree(repo, tmp_path, scripted):
     assert plan(repo, tmp_path, SPEC.replace("python3 -m py_compile app.py util.py", "./build.sh")).code == 0
     scripted({"1/extract": take("util.py")})
     res = retcon(repo, "run", "-m", "scripted")
-    line = one_line_error(res, 1, "./build.sh", "not found")
-    assert "spec edit" in line
+    assert res.code == 1 and "Traceback" not in res.text
+    first, *output = res.err.splitlines()
+    assert "the build command `./build.sh` is not found on the base" in first and "(exit 127)" in first
+    assert "the worktree has no `./build.sh`" in first and "spec edit" in first
+    assert len(output) == 1 and "sh: " in output[0] and "./build.sh" in output[0]   # what the shell said
 
 
 def test_hanging_command_is_killed_at_the_timeout(repo, tmp_path, scripted):

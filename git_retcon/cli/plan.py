@@ -22,6 +22,7 @@ from git_retcon.ui import echo
               help="The model's context window in tokens: no prompt is bigger.")
 @click.option("--jobs", type=click.IntRange(1, 32), default=4, show_default=True,
               help="Model calls in flight at once for a large branch.")
+@click.option("--setup", help="Installs the dependencies in the build worktree (npm ci, cargo fetch, ...).")
 @click.option("--build", help="Build command, run in the worktree after each commit.")
 @click.option("--test", "test_cmd", help="Test command, run after the build.")
 @click.option("--edit/--no-edit", default=None, help="Open the spec in $GIT_EDITOR (default: on a terminal).")
@@ -29,7 +30,7 @@ from git_retcon.ui import echo
 @click.option("--no-log", is_flag=True, help="Do not record the model exchanges in llm's database (`llm logs`).")
 def plan(source: str | None, remote: str | None, cleaned: str | None, from_file: str | None,
          from_commits: bool, model: str | None, max_commits: int | None, instructions: str | None,
-         budget: int, jobs: int, build: str | None, test_cmd: str | None,
+         budget: int, jobs: int, setup: str | None, build: str | None, test_cmd: str | None,
          edit: bool | None, force: bool, no_log: bool) -> None:
     """Write the history spec for a branch and save it.
 
@@ -39,7 +40,8 @@ def plan(source: str | None, remote: str | None, cleaned: str | None, from_file:
     \b
     Examples:
       git retcon plan -m gpt-4.1 --max-commits 6
-      git retcon plan --from-commits --build "make" --test "pytest -q"
+      git retcon plan --from-commits --setup "npm ci" --build "npm run build" --test "npm test"
+      git retcon plan --from-commits --build "cargo build" --test "cargo test"
       git retcon plan --from-file spec.toml --no-edit
     """
     from git_retcon.plan.save import PlanRequest
@@ -51,6 +53,6 @@ def plan(source: str | None, remote: str | None, cleaned: str | None, from_file:
         edit = sys.stdin.isatty() and sys.stdout.isatty()
     spec = save_plan(open_store(), PlanRequest(
         source=source, remote=remote, cleaned=cleaned, from_file=from_file, from_commits=from_commits, model=model,
-        max_commits=max_commits, instructions=instructions, budget=budget, jobs=jobs, build=build, test=test_cmd,
-        edit=edit, force=force, log=not no_log), echo)
+        max_commits=max_commits, instructions=instructions, budget=budget, jobs=jobs, setup=setup, build=build,
+        test=test_cmd, edit=edit, force=force, log=not no_log), echo)
     echo(f"Next: git retcon run {spec.cleaned}")

@@ -35,6 +35,7 @@ class PlanRequest:
     instructions: str | None = None
     budget: int = 32000
     jobs: int = 4
+    setup: str | None = None
     build: str | None = None
     test: str | None = None
     edit: bool = False
@@ -49,7 +50,7 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
     proposal: planmod.Proposed | None = None
     model = req.model
     if req.from_file:
-        spec, _ = planmod.read_file(req.from_file)
+        spec, _ = planmod.read_file(req.from_file, repo)
         spec.source = req.source or spec.source
         spec.remote = req.remote or spec.remote
         spec.cleaned = req.cleaned or spec.cleaned
@@ -70,6 +71,7 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
                                                       req.max_commits, req.budget, req.jobs, ui.line, log=req.log)
             spec = proposal.spec
             model = proposal.keep_model
+    spec.setup = req.setup or spec.setup
     spec.build = req.build or spec.build
     spec.test = req.test or spec.test
     spec.model = model or spec.model
@@ -105,7 +107,7 @@ def _refuse_existing(store: Store, name: str, force: bool) -> SpecCommitId | Non
 
 def import_file(store: Store, file: str, say: Callable[[str], None]) -> specmod.Spec:
     """Replace (or create) the spec named by the file's `cleaned` with the file."""
-    spec, _ = planmod.read_file(file)
+    spec, _ = planmod.read_file(file, store.repo)
     branches.check_branches(store.repo, spec)
     for line in planmod.empty_commits(store.repo, spec):
         say("Warning: " + line)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
+import tomli
 
 from git_retcon import diff
 from git_retcon.errors import RetconError
@@ -24,10 +25,11 @@ EDIT_HEADER = """\
 # Each [[commit]] is one logical commit of the clean branch, in order:
 #   message = "..."     the commit message
 #   hints = \"\"\"...\"\"\"     what belongs in it, what to leave out (for the model)
-#   paths = ["src/*"]   globs of its files (all that -m retcon-paths needs)
+#   paths = ["{example}"]   globs of its files (all that -m retcon-paths needs)
 #   hunks = ["<id>"]    ids of the remaining diff's hunks it takes (written by plan;
 #                       ids are content hashes: move them between commits freely)
-# Top level: source, remote, cleaned, and optional build, test (shell commands),
+# Top level: source, remote, cleaned, and optional setup (installs dependencies in the
+# build worktree: npm ci, cargo fetch, pip install -e .), build, test (shell commands),
 # timeout (seconds per command), model. `history` is written by git-retcon.
 """
 
@@ -363,14 +365,37 @@ def editor(repo: pygit2.Repository) -> str:
     return git(top, "var", "GIT_EDITOR").strip() or "vi"
 
 
+def touched_files(repo: pygit2.Repository, source: str, remote: str) -> list[str]:
+    """The paths the source branch changes since its merge base with remote (none when either
+    does not resolve): what examples of `paths` should look like."""
+    out = git(main_workdir(repo), "diff", "--name-only", "-z", "--no-renames", f"{remote}...{source}", "--",
+              check=False)
+    return [p for p in out.split("\0") if p][:2000]
+
+
+def _touched_by(repo: pygit2.Repository) -> Callable[[str, str], list[str]]:
+    return lambda source, remote: touched_files(repo, source, remote)
+
+
+def header(repo: pygit2.Repository, text: str) -> str:
+    """EDIT_HEADER, its `paths` example made of the files this spec's branch touches."""
+    try:
+        data = tomli.loads(text)
+        files = touched_files(repo, str(data.get("source", "")), str(data.get("remote", "")))
+    except (tomli.TOMLDecodeError, RetconError):
+        files = []
+    return EDIT_HEADER.format(example=specmod.example_glob(files))
+
+
 def edit(repo: pygit2.Repository, text: str, filename: str = "spec.toml") -> specmod.Spec | None:
     """Open text in the user's editor until it parses; None when they empty it."""
     error = ""
+    top = header(repo, text)
     with tempfile.TemporaryDirectory(prefix="retcon-") as tmp:
         path = Path(tmp) / filename
         body = text
         while True:
-            head = EDIT_HEADER + (f"#\n# ERROR: {error}\n# Fix it, or empty the file to abort.\n" if error else "")
+            head = top + (f"#\n# ERROR: {error}\n# Fix it, or empty the file to abort.\n" if error else "")
             path.write_text(head + "\n" + body, encoding="utf-8")
             # As git does: the editor string is shell code, the file its argument.
             proc = subprocess.run(["sh", "-c", f'{editor(repo)} "$@"', "editor", str(path)],
@@ -382,7 +407,7 @@ def edit(repo: pygit2.Repository, text: str, filename: str = "spec.toml") -> spe
             if not body:
                 return None
             try:
-                return specmod.parse(edited, filename)
+                return specmod.parse(edited, filename, _touched_by(repo))
             except specmod.SpecError as exc:
                 error = str(exc)
                 body = _strip_header(edited)
@@ -395,11 +420,11 @@ def _strip_header(text: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def read_file(path: str) -> tuple[specmod.Spec, str]:
+def read_file(path: str, repo: pygit2.Repository | None = None) -> tuple[specmod.Spec, str]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise RetconError(f"cannot read {path}: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise RetconError(f"{path} is not UTF-8 text") from None
-    return specmod.parse(text, os.path.basename(path)), text
+    return specmod.parse(text, os.path.basename(path), _touched_by(repo) if repo is not None else None), text

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import difflib
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from typing import Any, Literal, cast
@@ -199,9 +200,47 @@ def _unknown(name: str, allowed: tuple[str, ...], what: str = "field") -> str:
     return f"unknown {what} {_q(name)}: remove it; allowed are {', '.join(allowed)}"
 
 
+def example_glob(paths: Sequence[str]) -> str:
+    """A `paths` glob like this repository's own files (the diff's, or the spec's): the folder and
+    extension most of them share (`src/*.rs`), else a folder, else a neutral `src/`."""
+    count: dict[str, int] = {}
+    for p in paths:
+        if not p or p.startswith("/") or ".." in p.split("/"):
+            continue
+        folder, _, name = p.rpartition("/")
+        stem, dot, ext = name.rpartition(".")
+        if "*" in p or "?" in p:
+            glob = p
+        elif dot and stem and ext.isalnum() and len(ext) <= 5:
+            glob = f"{folder}/*.{ext}" if folder else f"*.{ext}"
+        elif folder:
+            glob = folder.split("/")[0] + "/"
+        else:
+            continue
+        count[glob] = count.get(glob, 0) + 1
+    return max(count, key=lambda g: (count[g], "/" in g, -len(g))) if count else "src/"
+
+
 class _Parser:
-    def __init__(self, text: str, filename: str) -> None:
+    def __init__(self, text: str, filename: str, files: Callable[[str, str], Sequence[str]] | None = None) -> None:
         self.text, self.filename = text, filename
+        self.files = files           # the files the diff from remote to source touches, for examples
+        self.branches: tuple[str, str] | None = None
+        self.raw_commits: object = None
+
+    def example(self, raw_commits: object) -> str:
+        """A glob for an error's example, in the repository's own terms: the diff's files when the
+        caller can list them, else the spec's other paths."""
+        if self.files is not None and self.branches is not None:
+            try:
+                touched = list(self.files(*self.branches))
+            except RetconError:
+                touched = []
+            if touched:
+                return example_glob(touched)
+        lists = [c.get("paths") for c in raw_commits if isinstance(c, dict)] if isinstance(raw_commits, list) else []
+        own = [p for ps in lists if isinstance(ps, list) for p in ps if isinstance(p, str)]
+        return example_glob(own)
 
     def error(self, line: int, msg: str) -> SpecError:
         return SpecError(f"{self.filename} line {line}: {msg}".replace("\n", " "))
@@ -235,6 +274,8 @@ class _Parser:
             if key not in _TOP:
                 raise self.fail(_unknown(key, _TOP), key)
         source, remote, cleaned = (self.branch(data, name) for name in ("source", "remote", "cleaned"))
+        self.branches = (source, remote)
+        self.raw_commits = data.get("commit")
         for other, value in (("source", source), ("remote", remote)):
             if cleaned == value:
                 raise self.fail(f"'cleaned' is the same branch as '{other}' ({_q(value)}): name a new branch",
@@ -313,13 +354,13 @@ class _Parser:
 
     def paths(self, k: int, raw: object) -> list[str]:
         if not isinstance(raw, list):
-            raise self.fail(f"'paths' must be an array of strings, not {_type(raw)}: e.g. paths = [\"src/*.py\"]",
-                            "paths", k)
+            raise self.fail(f"'paths' must be an array of strings, not {_type(raw)}: "
+                            f"e.g. paths = [\"{self.example(self.raw_commits)}\"]", "paths", k)
         for j, p in enumerate(raw):
             if not isinstance(p, str) or not p:
                 got = "empty" if p == "" else _type(p)
-                raise self.fail(f"must be a non-empty string, not {got}: write a glob such as \"src/*.py\"",
-                                "paths", k, j)
+                raise self.fail(f"must be a non-empty string, not {got}: write a glob such as "
+                                f"\"{self.example(self.raw_commits)}\"", "paths", k, j)
             # Git paths use '/' only; a drive letter is refused too, as it is surely a mistake.
             if p.startswith("/") or re.match(r"[A-Za-z]:[/\\]", p):
                 raise self.fail(f"{_q(p)} is absolute: write it relative to the repository root", "paths", k, j)
@@ -363,6 +404,7 @@ class _Parser:
         return out
 
 
-def parse(text: str, filename: str = "spec.toml") -> Spec:
-    """Parse and validate a spec; raises SpecError with file, line and field."""
-    return _Parser(text.removeprefix("\ufeff"), filename).run()
+def parse(text: str, filename: str = "spec.toml", files: Callable[[str, str], Sequence[str]] | None = None) -> Spec:
+    """Parse and validate a spec; raises SpecError with file, line and field. files(source, remote):
+    the paths the branch changes, so that an error's example looks like the repository's files."""
+    return _Parser(text.removeprefix("\ufeff"), filename, files).run()

@@ -47,8 +47,11 @@ _CAUSE = re.compile(
     r"not declared by package")
 _LOCATED = re.compile(r"^(?:vet: )?[^\s:]+\.\w+:\d+(?::\d+)?:? ")     # path:line: message
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_TEST_FAILED = re.compile(r"^\s*(?:not ok \d+|--- FAIL:|FAILED |FAIL:? |● |✖ |\d+\) )")
+_TEST_FAILED = re.compile(r"^\s*(?:not ok \d+|--- FAIL:|FAILED |FAIL:? |● |✖ |✘ |\d+\) )")
+# Lines that never say what went wrong: stack frames, make's and npm's echoes, warnings, and tests
+# that passed (ava's and mocha's check marks, TAP's `ok`: a test may be named "stop on error").
 _NOT_A_CAUSE = re.compile(r"^\s+at |^\s*(?:g?make(?:\[\d+\])?: \*\*\*|npm (?:ERR!|error)|warning\b)|"
+                          r"^\s*(?:[✔✓√]|ok \d+\b)|"
                           r"could not compile|aborting due to|\d+ (?:failed|errors?)\b.*\d+ (?:passed|total)")
 # An absolute path into a build worktree, as the summary shows it: from the worktree's root.
 _IN_WORKTREE = re.compile(r"(?:file://)?/\S*?/worktrees/[^/\s]+/")

@@ -53,3 +53,11 @@ def test_a_long_cause_is_cut_at_a_word():
 
 def test_nothing_recognised_says_the_exit_code():
     assert reason("all good\nbut exit 2\n") == "exit 1"
+
+
+def test_a_passing_test_named_like_an_error_is_not_the_cause():
+    # ava: 48 tests pass (one is named "stop on error"), one `t.deepEqual` fails.
+    raw = (Path(__file__).parent / "fixtures" / "ava-deepequal.txt").read_text()
+    assert "  ✔ pMapIterable - stop on error" in raw
+    assert reason(raw) == "✘ [fail]: pMapIterable - async input, backpressure > concurrency"
+    assert reason("ok 1 - stop on error\nnot ok 2 - parses\n") == "not ok 2 - parses"

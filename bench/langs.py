@@ -14,9 +14,10 @@ modules that later commits add, so the builds and tests fail the way a misordere
 "before" runs this same bench with git-retcon's code as it is at main (extracted with git
 archive, put first on PYTHONPATH); "after" with this tree's. A history that cannot be had (no
 registry, no Debian) is skipped with a line. More histories: `--repo LANG PATH BASE TIP BUILD
-TEST` takes a local clone's BASE..TIP (the frame is BASE's manifest; commits are its history).
+TEST` takes a local clone's BASE..TIP (the frame is BASE's manifest; commits are its history), and
+`--setup CMD` gives them a setup (`npm ci`: tests that need the project's dev dependencies).
 
-    python -m bench.langs [--only LANG] [--repo LANG PATH BASE TIP BUILD TEST]
+    python -m bench.langs [--only LANG] [--repo LANG PATH BASE TIP BUILD TEST] [--setup CMD]
 """
 from __future__ import annotations
 
@@ -80,6 +81,7 @@ class Case:
     build: str | None
     test: str | None
     spec: list[tuple[str, list[str]]] = field(default_factory=list)
+    setup: str | None = None      # the spec's setup (--setup, for --repo histories whose tests need packages)
 
 
 # -- where the code comes from ------------------------------------------------------------
@@ -278,6 +280,7 @@ def build(root: Path, case: Case) -> GitRepo:
     changed = [p for p in repo.git("diff", "--name-only", "main", "feature").splitlines() if p]
     case.spec = units(changed)
     spec = 'source = "feature"\nremote = "main"\ncleaned = "clean"\ntimeout = 300\n'
+    spec += f"setup = {json.dumps(case.setup)}\n" if case.setup else ""
     spec += f"build = {json.dumps(case.build)}\n" if case.build else ""
     spec += f"test = {json.dumps(case.test)}\n" if case.test else ""
     for message, paths in case.spec:
@@ -317,7 +320,7 @@ def main_tree(where: Path) -> Path:
     return where
 
 
-def local(lang: str, path: str, base: str, tip: str, build_cmd: str, test_cmd: str) -> Case:
+def local(lang: str, path: str, base: str, tip: str, build_cmd: str, test_cmd: str, setup: str | None = None) -> Case:
     """A local clone's history base..tip: each commit a release; the frame is base's tree."""
     def tree(rev: str) -> Files:
         names = subprocess.run(["git", "-C", path, "ls-tree", "-r", "--name-only", rev], check=True,
@@ -327,7 +330,7 @@ def local(lang: str, path: str, base: str, tip: str, build_cmd: str, test_cmd: s
     revs = subprocess.run(["git", "-C", path, "rev-list", "--reverse", f"{base}..{tip}"], check=True,
                           capture_output=True, text=True).stdout.split()
     return Case(lang, f"{Path(path).name} {base}..{tip} (local clone)", tree(base), [tree(r) for r in revs],
-                build_cmd or None, test_cmd or None)
+                build_cmd or None, test_cmd or None, setup=setup)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -335,6 +338,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--only", help="one language (Python, Rust, JavaScript, TypeScript, Go)")
     ap.add_argument("--repo", nargs=6, action="append", default=[], metavar=("LANG", "PATH", "BASE", "TIP", "BUILD",
                                                                                "TEST"))
+    ap.add_argument("--setup", help="the spec's setup for the --repo histories (npm ci): main's spec has none")
     args = ap.parse_args(argv)
     cases: list[Case] = []
     for make in CASES:
@@ -344,7 +348,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"(skipped a history: {type(exc).__name__}: {str(exc)[:200]})")
     for lang, path, base, tip, build_cmd, test_cmd in args.repo:
         if Path(path).exists():
-            cases.append(local(lang, path, base, tip, build_cmd, test_cmd))
+            cases.append(local(lang, path, base, tip, build_cmd, test_cmd, args.setup))
         else:
             print(f"(skipped {lang} {path}: no such clone)")
     cases = [c for c in cases if not args.only or c.lang.lower() == args.only.lower()]

@@ -64,9 +64,12 @@ def check_base(run: Run, br: Branches, wt: Worktree, commands: Commands) -> None
 
 
 def set_up(run: Run, wt: Worktree, commands: Commands, tip: CommitId) -> None:
-    """A run that resumes past the base: setup runs on the tip before any model call when the
-    worktree needs it (a new one, or one whose lockfiles changed); a failure is setup's, as at the base."""
-    if commands.setup is None or not any(commands.configured(kind) for kind in notes.COMMAND_KINDS):
+    """A run that resumes past the base in a new worktree: setup runs on the tip before any model
+    call, and a failure is setup's, as at the base. In a worktree set up before, a setup that must
+    run again (a lockfile changed, or it failed on this commit) is left to the commit's build and
+    test: its failure is the commit's, which the fix loop mends."""
+    if commands.setup is None or not commands.setup.fresh() or not any(
+            commands.configured(kind) for kind in notes.COMMAND_KINDS):
         return
     wt.reset(tip)
     ui = run.ui

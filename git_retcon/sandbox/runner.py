@@ -88,8 +88,10 @@ class Result:
             return f"timed out after {self.seconds:.0f}s"
         if self.result == "notfound":
             return "command not found" if self.setup is None else "setup: command not found"
-        if self.setup is not None:   # its own output, without the line that says what it stood for
-            own = "\n".join(ln for ln in self.output.splitlines() if not ln.startswith(SETUP_FAILED))
+        if self.setup is not None:   # its own output, without the line that says what it stood for; npm's
+            # `npm error` lines are the tool's own words here, not the echo of a script that failed under it
+            own = "\n".join(re.sub(r"^npm (?:ERR!|error) ", "", ln) for ln in self.output.splitlines()
+                             if not ln.startswith(SETUP_FAILED))
             return "setup: " + Result(self.kind, self.command, self.result, self.seconds, self.exit_code, own).reason()
         lines = [_IN_WORKTREE.sub("", _ANSI.sub("", line)).strip() for line in self.output.splitlines()]
         lines = [line for line in lines if line and not _NOT_A_CAUSE.search(line)]
@@ -272,6 +274,8 @@ class Prepares(Protocol):
     """The spec's setup for the worktree the commands run in (sandbox/setup.py)."""
 
     command: str
+
+    def fresh(self) -> bool: ...
 
     def needed(self) -> str | None: ...
 

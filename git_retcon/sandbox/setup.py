@@ -102,6 +102,10 @@ class Setup:
         """The spec's setup for wt; None when the spec has none."""
         return cls(wt, command, timeout or DEFAULT_TIMEOUT) if command else None
 
+    def fresh(self) -> bool:
+        """Whether setup never ran in this worktree (a new one, or one whose setup was killed)."""
+        return not self.stamp.exists()
+
     def needed(self) -> str | None:
         """Why setup must run before a command now (the worktree as it is: its index's tree), or
         None when the installed dependencies are those of its lockfiles and manifests."""

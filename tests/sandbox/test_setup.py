@@ -222,3 +222,24 @@ def test_the_jobs_pool_sets_up_its_own_worktrees_and_keeps_them(tmp_path):
     assert re.search(r"\.git/retcon/kept/worktrees/feature-clean and \d of the --jobs pool\. Free them with", res.out)
     assert listed(repo) == [str(repo.path)]
     assert repo.tree("feature-clean") == repo.tree("feature")
+
+
+def test_a_commit_stuck_on_its_setup_goes_back_to_the_fix_loop_after_resolve(tmp_path):
+    # The lockfile asks for dep 2, whose package no commit adds: setup fails on commit 2, nothing
+    # in the remaining diff mends it, so the run stops stuck; resolved, the next run tries the fix
+    # loop again (the commit's failure), not an error about the setup command.
+    repo, log = project(tmp_path, SPEC.replace('paths = ["package-lock.json", "registry/", "app.txt"]',
+                                               'paths = ["package-lock.json", "app.txt"]'))
+    repo.git("checkout", "-q", "feature")
+    repo.commit("no dep two", {"registry/dep-2": None})
+    repo.git("checkout", "-q", "main")
+    res = retcon(repo, "run", "-m", "retcon-paths")
+    assert res.code == 3, res.text
+    assert "Setup `sh install.sh` (package-lock.json changed)... FAIL (setup: " in res.out
+    assert "Setup failed: `sh install.sh` (exit 254)" in res.err
+    assert retcon(repo, "resolve", "-m", "will publish dep 2").code == 0
+    res = retcon(repo, "run", "-m", "retcon-paths")
+    assert res.code == 3, res.text
+    assert ("Setup `sh install.sh` (it failed last time)... FAIL (setup: enoent ENOENT: no such file or directory, "
+            "open 'registry/dep-2')") in res.out
+    assert "Resolved: will publish dep 2" in res.out and "error:" not in res.err

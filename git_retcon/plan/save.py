@@ -13,6 +13,7 @@ from git_retcon.errors import RetconError
 from git_retcon.git.commits import check_identity
 from git_retcon.git.ids import SpecCommitId
 from git_retcon.plan import branches
+from git_retcon.plan import report as planreport
 from git_retcon.plan import write as planmod
 from git_retcon.plan.realign import realign
 from git_retcon.state import oplog, spectoml
@@ -84,14 +85,14 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
             raise RetconError("the spec was emptied: nothing was saved")
         spec = edited
         branches.check_branches(repo, spec)
-    for line in planmod.empty_commits(repo, spec, proposal.everything if proposal else None):
+    for line in planreport.empty_commits(repo, spec, proposal.everything if proposal else None):
         say("Warning: " + line)
     with store.lock(spec.cleaned), oplog.recording(store, spec.cleaned, "plan", oplog.refs_of(spec.cleaned,
                                                                                               spec.cleaned)):
         store.save(spec, _refuse_existing(store, spec.cleaned, req.force), "plan")
     say(f"Saved spec '{spec.cleaned}': {len(spec.commits)} logical commits "
         f"from '{spec.source}' onto '{spec.remote}'.")
-    for line in planmod.report(repo, spec, proposal):
+    for line in planreport.report(repo, spec, proposal):
         say(line)
     return spec
 
@@ -109,7 +110,7 @@ def import_file(store: Store, file: str, say: Callable[[str], None]) -> specmod.
     """Replace (or create) the spec named by the file's `cleaned` with the file."""
     spec, _ = planmod.read_file(file, store.repo)
     branches.check_branches(store.repo, spec)
-    for line in planmod.empty_commits(store.repo, spec):
+    for line in planreport.empty_commits(store.repo, spec):
         say("Warning: " + line)
     with store.lock(spec.cleaned), oplog.recording(store, spec.cleaned, "import",
                                                    oplog.refs_of(spec.cleaned, spec.cleaned)):

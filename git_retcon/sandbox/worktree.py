@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
@@ -14,15 +13,15 @@ from pygit2.enums import FileMode
 from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
 from git_retcon.git.ids import CommitId, TreeId
-from git_retcon.git.plumbing import clean_env, common_dir, git, main_workdir
+from git_retcon.git.plumbing import common_dir, git, main_workdir
 from git_retcon.sandbox.admin import clear_locks, discard, kept_path, own_admin, stamp_path, trash
+from git_retcon.sandbox.filters import Filters
 from git_retcon.sandbox.watch import Watch
 from git_retcon.state.store import safe_name
 
 # Marker in the admin dir: the worktree was made to the end (a kill before leaves none).
 _READY = "retcon-ready"
 # Attributes under which git converts a file's bytes on checkout and add.
-_FILTER_ATTRS = ("filter", "text", "eol", "crlf", "ident", "working-tree-encoding")
 # The user's hooks never run for git-retcon's own worktree.
 _NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 
@@ -44,7 +43,7 @@ class Worktree:
         # Files are exactly the index's tree and nothing else is there (but ignored
         # files): no command ran since the last reset, and the tools keep both in step.
         self.exact = False
-        self._autocrlf: bool | None = None
+        self.filters = Filters(self.repo, path)   # git's conversions between blob and file
         # The commit the worktree was exactly when commands started to run, watched since
         # (inotify): if nothing but ignored files changed, it still is, with no scan.
         self._clean_at: str | None = None
@@ -284,7 +283,8 @@ class Worktree:
             os.chmod(target, os.stat(target).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         self.edited = True
         # The blob `git add` would store: the file's bytes through git's clean filters.
-        oid = pygit2.Oid(hex=self._clean(key, data)) if self.filtered(key) else self.repo.create_blob(data)
+        oid = pygit2.Oid(hex=self.filters.clean(key, data)) if self.filters.converts(key) else \
+            self.repo.create_blob(data)
         self.index.add(pygit2.IndexEntry(key, oid, FileMode(mode)))
         self._unsaved = True
 
@@ -308,55 +308,16 @@ class Worktree:
         counts its lines, an encryption) would not store that mix."""
         self.edited = True
         self._unsaved = True
-        filtered = [p for p in paths if self._is_file(p) and self.filtered(p)]
-        self._smudge(filtered)
-        self._reclean(filtered)
-
-    # -- git's filters: a file is what checkout writes, a blob what `git add` stores ----
-
-    def filtered(self, key: str) -> bool:
-        """Whether git converts this path between blob and file: end of line (core.autocrlf,
-        text, eol), a clean/smudge filter driver, ident, working-tree-encoding."""
-        if self._autocrlf is None:
-            try:
-                value = str(self.repo.config["core.autocrlf"]).lower()
-            except (KeyError, ValueError, pygit2.GitError):
-                value = "false"
-            self._autocrlf = value in ("true", "yes", "on", "1", "input")
-        if self._autocrlf:
-            return True
-        # The path as bytes: a name that is not UTF-8 (surrogate-escaped, as git gives it) is one too.
-        raw = os.fsencode(key)
-        return any(self.repo.get_attr(raw, attr) not in (None, False) for attr in _FILTER_ATTRS)
+        filtered = [p for p in paths if self._is_file(p) and self.filters.converts(p)]
+        if filtered:
+            self.save_index()   # checkout-index reads the index file
+            self.filters.smudge(filtered)
+            self.filters.reclean(self.index, filtered)
 
     def _is_file(self, key: str) -> bool:
         return key in self.index and self.index[key].mode in (
             pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
 
-    def _clean(self, key: str, data: bytes) -> str:
-        """The blob id `git add` gives data at path key (written to the object store)."""
-        out = _git_bytes(self.path, "hash-object", "-w", f"--path={key}", "--stdin", input=data)
-        return out.decode().strip()
-
-    def _reclean(self, keys: list[str]) -> None:
-        """Each file's blob as `git add` makes it (one git process for all), in the index."""
-        keys = [k for k in keys if "\n" not in k]   # --stdin-paths reads a path a line
-        if not keys:
-            return
-        out = _git_bytes(self.path, "hash-object", "-w", "--stdin-paths",
-                         input=b"".join(os.fsencode(k) + b"\n" for k in keys))
-        for key, oid in zip(keys, out.decode().split(), strict=True):
-            entry = self.index[key]
-            if str(entry.id) != oid:
-                self.index.add(pygit2.IndexEntry(key, pygit2.Oid(hex=oid), entry.mode))
-
-    def _smudge(self, keys: list[str]) -> None:
-        """Write these index entries' files as checkout does (one git process for all)."""
-        if not keys:
-            return
-        self.save_index()
-        _git_bytes(self.path, "checkout-index", "-f", "-z", "--stdin",
-                   input=b"".join(os.fsencode(k) + b"\0" for k in keys))
 
     # -- trees and commits -------------------------------------------------
 
@@ -395,16 +356,6 @@ def _move_in(kept: Path, path: Path) -> bool:
             os.replace(kept / ".git", path / ".git")
         return False
     return True
-
-
-def _git_bytes(cwd: Path, *args: str, input: bytes) -> bytes:
-    """git with bytes in and out (file contents); a failure names the command and cause."""
-    proc = subprocess.run(["git", *_NO_HOOKS, *args], cwd=cwd, env=clean_env(), input=input,
-                          capture_output=True)
-    if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
-        raise RetconError(f"git {args[0]} failed in {cwd}: {err[-1] if err else f'exit {proc.returncode}'}")
-    return proc.stdout
 
 
 def _prune_empty_dirs(start: Path, root: Path) -> None:

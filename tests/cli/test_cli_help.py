@@ -123,6 +123,16 @@ def test_the_wheel_ships_the_man_page_and_completions(wheel):
         assert z.read(data["share/man/man1/git-retcon.1"]) == MAN.read_bytes()
 
 
+def test_the_wheel_ships_every_module_of_the_package(wheel):
+    """pyproject lists the packages by hand: a subpackage left out works from a checkout (the
+    editable install) and fails in a real install, as git_retcon.rework.formats once did."""
+    modules = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "git_retcon").rglob("*.py")
+                     if "__pycache__" not in p.parts)
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+    assert [m for m in modules if m not in names] == []
+
+
 def test_the_wheel_ships_the_demo_project(wheel):
     """`git retcon demo` reads its project from package data: every file, byte for byte."""
     shipped = ROOT / "demoproject"

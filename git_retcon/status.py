@@ -59,6 +59,8 @@ def commit_rows(store: Store, stored: Stored, walk: Walk) -> list[dict[str, Any]
             drift = notes.invented_of(note)
             invented["count"] += drift["count"]
             invented["lines"] += drift["lines"]
+            if drift.get("removed"):
+                invented["removed"] = invented.get("removed", 0) + drift.get("removed", 0)
             seconds["model"] += notes.model_seconds_of(note)
             result = {}
             for kind, (verdict, took) in _tree_records(store, sha, commands).items():
@@ -182,8 +184,11 @@ def render(doc: dict[str, Any], stuck: str | None) -> list[str]:
         if r["absorbed"]:
             out.append(f"Commit {r['index']} absorbed: {r['absorbed'][-1]}")
         if r["invented"]["count"]:   # lines a model wrote that neither the base nor the source has
-            out.append(f"Commit {r['index']}: {r['invented']['count']} invented lines (in neither the base nor "
-                       f"the source): " + "; ".join(r["invented"]["lines"][:3]))
+            removed = r["invented"].get("removed", 0)
+            what = "in neither the base nor the source" if not removed else \
+                f"{removed} of them removed while the source keeps them"
+            out.append(f"Commit {r['index']}: {r['invented']['count']} invented lines ({what}): "
+                       + "; ".join(r["invented"]["lines"][:3]))
     runs = doc["runs"]
     if runs:
         t = cost.total(runs)

@@ -65,11 +65,16 @@ Squashed = TypedDict("Squashed", {
 })
 
 
-class Invented(TypedDict):
-    """Added lines in neither the base nor the source (a model wrote them)."""
-
+class _InventedKeys(TypedDict):
     count: int
-    lines: list[str]                  # the first few, as "path: +text"
+    lines: list[str]                  # the first few, as "path: +text" (added) or "path: -text" (removed)
+
+
+class Invented(_InventedKeys, total=False):
+    """Lines a model made up: added lines in neither the base nor the source, and lines removed
+    that the source keeps (count holds both)."""
+
+    removed: int                      # of count, the removed ones
 
 
 class _CommitNoteKeys(TypedDict):
@@ -186,7 +191,10 @@ def model_seconds_of(note: CommitNote | None) -> float:
 def invented_of(note: CommitNote | None) -> Invented:
     """The invented lines a commit's note holds (none when it has none)."""
     drift = cast("dict[str, Any]", note.get("invented") or {}) if note else {}
-    return {"count": int(drift.get("count", 0) or 0), "lines": [str(x) for x in drift.get("lines") or []]}
+    out: Invented = {"count": int(drift.get("count", 0) or 0), "lines": [str(x) for x in drift.get("lines") or []]}
+    if int(drift.get("removed", 0) or 0):
+        out["removed"] = int(drift["removed"])
+    return out
 
 
 def made_by(store: Store, sha: str, spec: str) -> bool:

@@ -68,3 +68,47 @@ def test_an_empty_fix_message_is_wip_and_the_failures_summary(tmp_path, scripted
     assert repo.log("main..feature-clean")[1] == ("WIP: Test failed: `python3 -c 'import app; app.main()'` (exit 1): "
                                                   "AttributeError: module 'util' has no attribute 'two'")
     assert note(repo, "feature-clean~1")["invented"]["count"] == 0
+
+
+def test_lines_removed_that_the_source_keeps_are_invented_too(tmp_path, scripted):
+    """A model that deletes a file the source keeps (its tests then pass vacuously) is seen: the
+    answer, the note and status count the removed lines; a line only re-ended counts once."""
+    repo = small(tmp_path)
+    scripted({"1/extract": [
+        turn(call("apply_hunks", hunk_ids=MINE)),
+        turn(call("delete_file", path="README")),
+        turn(call("create_commit", message="x")),
+    ]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert repo.tree("clean") == repo.tree("feature")    # the last commit brings README back
+    drift = note(repo, "clean~1")["invented"]
+    assert drift == {"count": 1, "lines": ["README: -r"], "removed": 1}
+    # What create_commit answered (the step ended with it), as the tool worked it out.
+    import pygit2
+
+    from git_retcon.model.invented import invented
+    r = pygit2.Repository(str(repo.path))
+    trees = [str(r.revparse_single(rev).tree_id) for rev in ("main", "clean~1", "feature")]
+    assert invented(r, trees[0], trees[1], trees[0], trees[2]).answer() == (
+        "\nNote: 1 removed line that the source branch keeps (invented; recorded in the commit's note): README: -r")
+    assert "Commit 1: 1 invented lines (1 of them removed while the source keeps them): README: -r" \
+        in retcon(repo, "status").out
+
+
+def test_lines_holding_a_carriage_return_are_not_invented_when_the_source_has_them(tmp_path, scripted):
+    from testing.gitrepo import GitRepo
+
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("base", {"a.txt": "one\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("cr", {"a.txt": "one\nprogress 10%\rprogress 20%\ntwo\r\n"})
+    repo.git("checkout", "-q", "main")
+    (tmp_path / "spec.toml").write_text('source = "feature"\nremote = "main"\ncleaned = "clean"\n\n'
+                                        '[[commit]]\nmessage = "cr"\n\n[[commit]]\nmessage = "rest"\n')
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
+    scripted({"1/extract": [turn(call("write_file", path="a.txt", content="one\nprogress 10%\rprogress 20%\ntwo\r\n")),
+                            turn(call("create_commit", message="x")),
+                            turn(call("create_commit", message="x", confirm="the whole change is this commit"))]})
+    assert retcon(repo, "run", "-m", "scripted").code == 0      # the last, left with nothing, is complete
+    assert note(repo, "clean")["invented"] == {"count": 0, "lines": []}

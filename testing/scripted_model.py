@@ -11,8 +11,9 @@ The step key comes from the prompt (`Commit k/N`, `Step: extract` or `Step: fix
 (attempt a)`), the turn from the number of model turns so far, so the model is
 stateless and survives the process being killed. "$ids:PREFIX" expands to the
 hunk ids under PREFIX seen in the prompt or in earlier tool results (under any of
-"A|B|..."; "$ids_json:" and "$ids_csv:" to them as one JSON or comma-separated string). Every call
-is appended to $RETCON_SCRIPT_LOG (JSON lines) for tests to assert on.
+"A|B|..."; "$ids_json:" and "$ids_csv:" to them as one JSON or comma-separated string). A call
+with "deep": N has its arguments' first value nested N lists deep. Every call is appended to
+$RETCON_SCRIPT_LOG (JSON lines) for tests to assert on.
 
 Plan prompts (`Step: plan`, `Step: plan-chunk`, `Step: plan-combine`, each
 maybe `(attempt a)`) take k from `Chunk k/N` or `Part k/N`, and are also found
@@ -20,7 +21,8 @@ under "plan/1" or "plan" style keys. A turn may answer with "json" (expanded,
 then sent as the reply's text); "$match:REGEX" expands to the distinct first
 groups of REGEX in the prompt (e.g. "$match:^(g\\d+) " for group ids); a turn
 with "rate_limit": n raises a rate-limit error the first n times it is played
-in this process, "error": text raises a backend error, "sleep": s waits first;
+in this process ("unreadable": n raises the RecursionError a client raises on a reply nested
+thousands deep), "error": text raises a backend error, "sleep": s waits first;
 log entries say how many calls were "in_flight" at once. `scripted-schema`
 (schema support, no tools) and `scripted-text` (neither) play the same scripts.
 """
@@ -40,6 +42,7 @@ import llm
 from llm.parts import Message, TextPart, ToolResultPart
 
 from git_retcon import diff
+from git_retcon.model.args import shallow
 from git_retcon.model.prompt import read_step
 
 
@@ -61,6 +64,13 @@ def step_keys(prompt: str) -> list[str]:
     step, attempt = fields.step, str(fields.attempt)
     return [f"{k}/{step}/{attempt}", f"{k}/{step}", f"*/{step}/{attempt}", f"*/{step}",
             f"{step}/{attempt}", step]
+
+
+def nested(value: object, levels: int) -> object:
+    """value inside `levels` lists: what a model that loops on brackets sends."""
+    for _ in range(levels):
+        value = [value]
+    return value
 
 
 class RateLimitError(Exception):
@@ -139,6 +149,14 @@ class ScriptedModel(llm.Model):
         if play.get("error"):
             _log(log, {**entry, "calls": [], "error": play["error"]})
             raise RuntimeError(play["error"])
+        if play.get("unreadable"):
+            # What a backend's client raises on a reply nested thousands deep (json.loads of its arguments).
+            with _played_lock:
+                _played[f"{step_keys(user)[0]}#{turn}#unreadable"] += 1
+                unreadable = _played[f"{step_keys(user)[0]}#{turn}#unreadable"] <= play["unreadable"]
+            if unreadable:
+                _log(log, {**entry, "calls": [], "unreadable": True})
+                raise RecursionError("maximum recursion depth exceeded while decoding a JSON array")
         if play.get("rate_limit"):
             with _played_lock:
                 _played[f"{step_keys(user)[0]}#{turn}"] += 1
@@ -149,13 +167,16 @@ class ScriptedModel(llm.Model):
         calls = []
         for call in play.get("calls", []):
             args = call.get("raw_arguments", _expand(call.get("arguments", {}), seen, user))
+            if call.get("deep"):
+                args = {k: nested(v, call["deep"]) for k, v in list(args.items())[:1]}
             calls.append({"name": call["name"], "arguments": args})
             response.add_tool_call(llm.ToolCall(name=call["name"], arguments=args))
         text = play.get("text", "")
         if "json" in play:
             text = json.dumps(_expand(play["json"], seen, user))
-        _log(log, {**entry, "calls": calls, "text": text})
-        response.set_usage(input=max(chars // 4, 1), output=max((len(json.dumps(calls)) + len(text)) // 4, 1))
+        _log(log, {**entry, "calls": shallow(calls, 6), "text": text})
+        out = len(json.dumps(shallow(calls, 6))) + len(text)
+        response.set_usage(input=max(chars // 4, 1), output=max(out // 4, 1))
         yield text
 
 

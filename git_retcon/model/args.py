@@ -42,6 +42,31 @@ _JSON_TYPE = {str: "string", int: "integer", float: "number", bool: "boolean", l
               tuple: "array", dict: "object", type(None): "null"}
 _SPLIT = re.compile(r"[\s,;]+")
 _WRAPPERS = ("arguments", "args", "input", "parameters", "params", "kwargs")
+MAX_DEPTH = 16          # lists and objects within each other in one argument, at most (no tool needs 3)
+
+
+def depth(value: object, limit: int = MAX_DEPTH) -> int:
+    """How deeply lists and objects nest in value, counted without recursion (a model can send
+    thousands of levels: Python's json and repr would raise RecursionError), up to limit + 1."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (list, tuple, dict)):
+            level += 1
+            deepest = max(deepest, level)
+            if deepest > limit:
+                return deepest
+            stack.extend((v, level) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def shallow(value: object, levels: int = 3) -> object:
+    """value with what lies deeper than `levels` written as "...": safe to json.dumps or repr."""
+    if isinstance(value, dict):
+        return {str(k): shallow(v, levels - 1) for k, v in list(value.items())[:50]} if levels > 0 else "{...}"
+    if isinstance(value, (list, tuple)):
+        return [shallow(v, levels - 1) for v in list(value)[:50]] if levels > 0 else "[...]"
+    return value
 
 
 def json_type(value: object) -> str:
@@ -81,6 +106,10 @@ def bind(name: str, fn: Callable[..., object], given: dict[str, Any]) -> tuple[d
     hints, params = _shape(fn)
     notes: list[str] = []
     given = dict(given)
+    for key, value in given.items():
+        if depth(value) > MAX_DEPTH:
+            raise ToolError(f"{name}: the argument {key!r} holds lists or objects nested more than {MAX_DEPTH} levels "
+                            f"deep; nothing was done: call {signature(name, fn)} with plain values", "type")
     # {"arguments": {...}}: the call's arguments wrapped once more.
     if len(given) == 1:
         (key, value), = given.items()

@@ -11,7 +11,7 @@ from typing import Protocol
 
 import llm
 
-from git_retcon.model.args import ErrorKind, ToolError
+from git_retcon.model.args import ErrorKind, ToolError, shallow
 from git_retcon.sandbox.worktree import PathRefused
 
 MAX_TOOL_ERRORS = 12         # failed calls in one step before it counts as stuck
@@ -113,8 +113,8 @@ class Steering:
     def _repeated(self, call: object) -> str:
         """Said when a failed call is one that failed before in this step: a model that sends the
         same call again believes the answer will change, and must be told it will not."""
-        key = json.dumps([getattr(call, "name", None), getattr(call, "arguments", None)], sort_keys=True,
-                         default=str)
+        key = json.dumps([getattr(call, "name", None), shallow(getattr(call, "arguments", None), 6)],
+                         sort_keys=True, default=str)
         self.failed_calls[key] += 1
         n = self.failed_calls[key]
         if n < 2:

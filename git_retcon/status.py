@@ -47,7 +47,7 @@ def commit_rows(store: Store, stored: Stored, walk: Walk) -> list[dict[str, Any]
     current, pending = stored.spec.current(), unrecorded(store, stored, walk)
     for i, c in enumerate(stored.spec.commits):
         created = c.created + (pending if i == current else [])
-        tokens = {"input": 0, "output": 0}
+        tokens: notes.Tokens = {"input": 0, "output": 0}
         invented: notes.Invented = {"count": 0, "lines": []}
         seconds = {"build": 0.0, "test": 0.0, "model": 0.0}
         result: dict[CommandKind, str] = {}
@@ -56,6 +56,8 @@ def commit_rows(store: Store, stored: Stored, walk: Walk) -> list[dict[str, Any]
             t = notes.tokens_of(note)
             tokens["input"] += t["input"]
             tokens["output"] += t["output"]
+            if t.get("cached"):     # prompt tokens the backend served from its cache, when it said
+                tokens["cached"] = tokens.get("cached", 0) + t.get("cached", 0)
             drift = notes.invented_of(note)
             invented["count"] += drift["count"]
             invented["lines"] += drift["lines"]
@@ -192,7 +194,9 @@ def render(doc: dict[str, Any], stuck: str | None) -> list[str]:
     runs = doc["runs"]
     if runs:
         t = cost.total(runs)
-        out.append(f"Tokens: {t['input']} in, {t['output']} out, {t['calls']} model calls in {len(runs)} "
+        cached = sum(int((r.get("tokens") or {}).get("cached", 0) or 0) for r in runs)   # as the backend said
+        out.append(f"Tokens: {t['input']} in" + (f" ({cached} of them cached)" if cached else "")
+                   + f", {t['output']} out, {t['calls']} model calls in {len(runs)} "
                    f"run{'s' if len(runs) != 1 else ''}; last run: {runs[-1]['tokens']['input']} in, "
                    f"{runs[-1]['tokens']['output']} out ({runs[-1].get('stop')})")
     if branch == "missing":

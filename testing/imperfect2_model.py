@@ -21,7 +21,7 @@ import json
 import random
 
 from git_retcon import diff
-from testing.imperfect_model import ImperfectModel, Mistake, Plan, Turn, call, say
+from testing.imperfect_model import RAN, ImperfectModel, Mistake, Plan, Turn, call, say
 from testing.scripted_model import ModelPlugin
 
 ACCEPTED = r"^(Error|Cancelled)"   # a mistake the tools accept: corrected if refused, else believed done
@@ -48,8 +48,8 @@ class Plan2(Plan):
                 Mistake("unknown extra argument", lambda: call("read_diff", path="", file_filter="*.py"),
                         r"read_diff has no parameter 'file_filter': call read_diff\(path: string, page: integer\)"),
                 Mistake("Hermes tool_call text", lambda: say(
-                    '<tool_call>\n{"name": "read_diff", "arguments": {}}\n</tool_call>'), r"Not executed"),
-                Mistake("Llama function tag", lambda: say("<function=read_diff>{}</function>"), r"Not executed"),
+                    '<tool_call>\n{"name": "read_diff", "arguments": {}}\n</tool_call>'), RAN),
+                Mistake("Llama function tag", lambda: say("<function=read_diff>{}</function>"), RAN),
                 Mistake("default_api name", lambda: call("default_api.read_diff"), r"did you mean read_diff\?"),
             ]
         if intent == "apply":
@@ -69,7 +69,7 @@ class Plan2(Plan):
                 Mistake("default_api name", lambda: call("default_api.apply_hunks", hunk_ids=ids),
                         r"did you mean apply_hunks\?"),
                 Mistake("Mistral TOOL_CALLS text", lambda: say(
-                    "[TOOL_CALLS]apply_hunks[ARGS]" + json.dumps({"hunk_ids": ids})), r"Not executed"),
+                    "[TOOL_CALLS]apply_hunks[ARGS]" + json.dumps({"hunk_ids": ids})), RAN),
             ]
             if ids and all(self.counts.get(i) for i in ids):
                 # Every line of each hunk, as a selection written the way some models write one.
@@ -90,7 +90,7 @@ class Plan2(Plan):
             Mistake("same failing call", lambda: call("create_commit", message=self.message, amend=False),
                     r"This is the same call", "repeat"),
             Mistake("Llama function tag", lambda: say(
-                "<function=create_commit>" + json.dumps({"message": self.message}) + "</function>"), r"Not executed"),
+                "<function=create_commit>" + json.dumps({"message": self.message}) + "</function>"), RAN),
         ]
 
 

@@ -6,8 +6,8 @@ index whose paths match the commit's `Paths:`, sometimes rewrite one of those fi
 whole (read_file, then write_file), and commit. Before each of these it may first make
 one of the mistakes mid-size models make with tool calling: an unknown tool, a wrong
 argument type, invented ids, `./` and absolute paths, text instead of a call, a tool
-call written as JSON in its text, an empty commit, a missing file, a whole file written
-with CRLF or without its final newline.
+call written as JSON in its text (which git-retcon runs: it believes it ran, rightly), an
+empty commit, a missing file, a whole file written with CRLF or without its final newline.
 
 It corrects a mistake only when the answer says what went wrong (each mistake has the
 words it understands); otherwise it believes the call did what it meant, or makes it
@@ -36,6 +36,7 @@ from testing.scripted_model import ModelPlugin, step_keys
 
 P_MISTAKE = 0.5          # before an intent
 P_AGAIN = 0.2            # once more, right after a corrected mistake
+RAN = r"(?!)"            # a "mistake" git-retcon runs as meant (a call written as text): nothing to correct
 
 
 @dataclass
@@ -148,8 +149,8 @@ class Plan:
                 Mistake("call as JSON text", lambda: say(
                     'I will apply them now:\n```json\n' + json.dumps({"name": "apply_hunks",
                                                                        "arguments": {"hunk_ids": ids}}) + "\n```"),
-                    r"Not executed"),
-                Mistake("call as code text", lambda: say(f"apply_hunks(hunk_ids={json.dumps(ids)})"), r"Not executed"),
+                    RAN),
+                Mistake("call as code text", lambda: say(f"apply_hunks(hunk_ids={json.dumps(ids)})"), RAN),
                 Mistake("empty commit", lambda: call("create_commit", message=self.message), r"nothing to commit"),
                 Mistake("unknown tool", lambda: call("apply_patch", hunks=ids), r"there is no tool"),
                 Mistake("tool name in another case", lambda: call("ApplyHunks", hunk_ids=ids),
@@ -173,7 +174,7 @@ class Plan:
             Mistake("message as an object", lambda: call("create_commit", message={"title": self.message}),
                     r"message must be a string", "repeat"),
             Mistake("commit as JSON text", lambda: say(json.dumps(
-                {"tool": "create_commit", "parameters": {"message": self.message}})), r"Not executed"),
+                {"tool": "create_commit", "parameters": {"message": self.message}})), RAN),
             Mistake("believes it committed", lambda: say("All changes are committed."), r"ended your turn"),
         ]
 

@@ -25,6 +25,13 @@ in this process ("unreadable": n raises the RecursionError a client raises on a 
 thousands deep), "error": text raises a backend error, "sleep": s waits first;
 log entries say how many calls were "in_flight" at once. `scripted-schema`
 (schema support, no tools) and `scripted-text` (neither) play the same scripts.
+
+Calls written as text: a turn's "written" calls (expanded like "calls") are written into
+the reply's text in its "form": "fenced" (```json {"name", "arguments"}```, the default),
+"bare" (the JSON alone), "tool_call" (<tool_call>...</tool_call>), "function" (Llama's
+<function=NAME>{...}</function>), "mistral" ([TOOL_CALLS]NAME[ARGS]{...}) or "syntax"
+(`name(key="value")`). A model called without tools (the text protocol) writes its "calls"
+that way too; it reads the answers in the user messages after the first.
 """
 from __future__ import annotations
 
@@ -47,6 +54,8 @@ from git_retcon.model.prompt import read_step
 
 
 def _texts(messages: list[Message]) -> tuple[str, list[str]]:
+    """The step's prompt (the first user message), and every answer after it: tool results, and
+    the user messages that answer calls written as text."""
     user = ""
     results: list[str] = []
     for m in messages:
@@ -55,7 +64,30 @@ def _texts(messages: list[Message]) -> tuple[str, list[str]]:
                 user = p.text
             elif isinstance(p, ToolResultPart):
                 results.append(p.output if isinstance(p.output, str) else json.dumps(p.output))
+            elif m.role == "user" and isinstance(p, TextPart) and p.text.startswith(("Result of ", "Executed: ")):
+                results.append(p.text)
     return user, results
+
+
+def written(calls: list[dict[str, Any]], form: str = "fenced") -> str:
+    """Calls as a model writes them into its text, in one of the shapes chat templates use."""
+    out = []
+    for c in calls:
+        name, args = c["name"], c.get("arguments", {})
+        obj = json.dumps({"name": name, "arguments": args})
+        if form == "bare":
+            out.append(obj)
+        elif form == "tool_call":
+            out.append(f"<tool_call>\n{obj}\n</tool_call>")
+        elif form == "function":
+            out.append(f"<function={name}>{json.dumps(args)}</function>")
+        elif form == "mistral":
+            out.append(f"[TOOL_CALLS]{name}[ARGS]{json.dumps(args)}")
+        elif form == "syntax":
+            out.append(f"{name}(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")")
+        else:
+            out.append(f"```json\n{obj}\n```")
+    return "\n\n".join(out)
 
 
 def step_keys(prompt: str) -> list[str]:
@@ -64,6 +96,16 @@ def step_keys(prompt: str) -> list[str]:
     step, attempt = fields.step, str(fields.attempt)
     return [f"{k}/{step}/{attempt}", f"{k}/{step}", f"*/{step}/{attempt}", f"*/{step}",
             f"{step}/{attempt}", step]
+
+
+def done_before(prompt: str) -> int:
+    """The calls a step made before its conversation was cut back to fit the context window: the
+    digest that the new prompt carries lists them, one a line (one call a turn, in the scripts
+    that test it)."""
+    if "The conversation of this step was cut back" not in prompt:
+        return 0
+    digest = prompt.split("The conversation of this step was cut back", 1)[1].split("\n\nThe answer to", 1)[0]
+    return len(re.findall(r"^- \w+\(", digest, re.M))
 
 
 def nested(value: object, levels: int) -> object:
@@ -129,7 +171,7 @@ class ScriptedModel(llm.Model):
     def _play(self, prompt: llm.Prompt, response: llm.Response, in_flight: int) -> Iterator[str]:
         messages = prompt.messages
         user, results = _texts(messages)
-        turn = sum(1 for m in messages if m.role == "assistant")
+        turn = sum(1 for m in messages if m.role == "assistant") + done_before(user)
         script = json.loads(Path(os.environ["RETCON_SCRIPT"]).read_text())
         turns: list[dict[str, Any]] = next((script[k] for k in step_keys(user) if k in script), [])
         play = turns[turn] if turn < len(turns) else {"text": "I have nothing more to do."}
@@ -165,16 +207,24 @@ class ScriptedModel(llm.Model):
                 _log(log, {**entry, "calls": [], "rate_limited": True})
                 raise RateLimitError("429 Too Many Requests: rate limit reached")
         calls = []
+        native = bool(prompt.tools)
         for call in play.get("calls", []):
             args = call.get("raw_arguments", _expand(call.get("arguments", {}), seen, user))
             if call.get("deep"):
                 args = {k: nested(v, call["deep"]) for k, v in list(args.items())[:1]}
             calls.append({"name": call["name"], "arguments": args})
-            response.add_tool_call(llm.ToolCall(name=call["name"], arguments=args))
+            if native:
+                response.add_tool_call(llm.ToolCall(name=call["name"], arguments=args))
         text = play.get("text", "")
         if "json" in play:
             text = json.dumps(_expand(play["json"], seen, user))
-        _log(log, {**entry, "calls": shallow(calls, 6), "text": text})
+        wrote = [{"name": c["name"], "arguments": _expand(c.get("arguments", {}), seen, user)}
+                 for c in play.get("written", [])]
+        if not native and calls:
+            wrote = calls + wrote
+        if wrote:
+            text = (text + "\n\n" if text else "") + written(wrote, play.get("form", "fenced"))
+        _log(log, {**entry, "calls": shallow(calls if native else [], 6), "text": text, "system": prompt.system or ""})
         out = len(json.dumps(shallow(calls, 6))) + len(text)
         response.set_usage(input=max(chars // 4, 1), output=max(out // 4, 1))
         yield text

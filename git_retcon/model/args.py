@@ -226,6 +226,9 @@ def as_list(tool: str, param: str, value: object, refuse: Callable[[], ToolError
             value = [v.strip("'\"") for v in _SPLIT.split(text) if v.strip("'\"")]
     if not isinstance(value, (list, tuple)):
         raise refuse()
+    if any(isinstance(item, (list, tuple)) for item in value):
+        # [["a.py", "3f2a"], "8e01"]: one list meant, written in parts.
+        value = [x for item in value for x in (item if isinstance(item, (list, tuple)) else [item])]
     out = []
     for item in value:
         if not isinstance(item, str):

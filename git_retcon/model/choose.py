@@ -1,10 +1,11 @@
-"""Choosing and checking the model, before anything is touched."""
+"""Choosing and checking the model, before anything is touched, and how it calls the tools."""
 from __future__ import annotations
 
 import llm
 import pygit2
 
 from git_retcon.errors import RetconError
+from git_retcon.model.protocol import ToolsMode
 
 BUILTIN = "retcon-paths"
 
@@ -37,9 +38,19 @@ def _ensure_builtin() -> None:
         llm.plugins.pm.register(paths_model, name="retcon")
 
 
-def load(name: str | None, tools: bool = True) -> llm.Model:
-    """The llm model, refused with a one-line reason if it cannot drive the tools.
+def tools_mode(model: llm.Model, forced: ToolsMode | None = None) -> ToolsMode:
+    """How the model calls the tools: llm's tool calling when it has it, else the text protocol
+    (model/protocol.py); `--tools` forces one."""
+    if forced is not None:
+        return forced
+    return "native" if getattr(model, "supports_tools", False) else "text"
 
+
+def load(name: str | None, tools: bool = True, mode: ToolsMode | None = None) -> llm.Model:
+    """The llm model, refused with a one-line reason if it cannot be used.
+
+    Any model drives a run: one without tool calling through the text protocol. Only
+    `--tools native` (mode) asks for llm's tool calling, and a model without it is refused.
     `plan` passes tools=False: it takes structured output from any model."""
     if tools and name == BUILTIN:
         # The built-in model needs no other plugin: skip loading them all (1-2 s of imports).
@@ -55,10 +66,10 @@ def load(name: str | None, tools: bool = True) -> llm.Model:
             f"unknown model '{shown}': see `llm models` for the installed ones, "
             f"or use the built-in offline model with -m {BUILTIN}"
         ) from None
-    if tools and not getattr(model, "supports_tools", False):
+    if tools and mode == "native" and not getattr(model, "supports_tools", False):
         raise RetconError(
-            f"model '{model.model_id}' does not support tool calling, which git-retcon needs: "
-            f"choose a tool-capable model (e.g. gpt-4.1, claude-*, gemini-*) or -m {BUILTIN}"
+            f"model '{model.model_id}' does not support tool calling, which --tools native asks for: "
+            "leave --tools out (or use --tools text) and it calls the tools through git-retcon's text protocol"
         )
     needs = getattr(model, "needs_key", None)
     if needs:

@@ -24,6 +24,9 @@ from llm.parts import Message, TextPart, ToolCallPart, ToolResultPart
 
 from git_retcon import diff
 from git_retcon.model.prompt import StepPrompt, read_step
+from git_retcon.model.protocol import read_result, written
+from git_retcon.model.textcalls import read_calls
+from git_retcon.model.tools import TOOL_NAMES
 
 GLOB_CHARS = re.compile(r"[*?\[]")
 
@@ -37,11 +40,21 @@ def user_text(messages: list[Message]) -> str:
 
 
 def tool_exchanges(messages: list[Message]) -> list[tuple[str, dict[str, Any], str]]:
-    """(tool name, arguments, result text) for every call made so far, in order."""
+    """(tool name, arguments, result text) for every call made so far, in order: tool calls and
+    their results, or, in the text protocol, the calls written and the answers that ran them."""
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     order: list[str] = []
     results: dict[str, str] = {}
     for m in messages:
+        if not any(isinstance(p, (ToolCallPart, ToolResultPart)) for p in m.parts):
+            text = "".join(p.text for p in m.parts if isinstance(p, TextPart))
+            if m.role == "assistant":
+                for c in read_calls(text, {n: [] for n in TOOL_NAMES})[:1]:
+                    calls[f"text{len(order)}"] = (c.name, c.arguments)
+                    order.append(f"text{len(order)}")
+            elif m.role == "user" and order and (output := read_result(text)) is not None:
+                results[order[-1]] = output
+            continue
         for p in m.parts:
             if isinstance(p, ToolCallPart):
                 key = p.tool_call_id or f"call{len(order)}"
@@ -161,6 +174,9 @@ class PathsModel(llm.Model):
         response.set_usage(input=0, output=0)
         if call is None:
             yield "Done."
+            return
+        if not prompt.tools:     # the text protocol (`--tools text`): the call written, as asked
+            yield written(*call)
             return
         response.add_tool_call(llm.ToolCall(name=call[0], arguments=call[1]))
         yield ""

@@ -25,12 +25,12 @@ ADVICE: dict[ErrorKind, str] = {
           "the remaining diff.",
     "path": "Name files by their path relative to the repository root, as read_diff shows them "
             "(e.g. 'src/app.py'): no leading '/' or '..'.",
-    "tool": "Call only the tools you were given (the error above lists them), through tool calling: "
-            "a call written in your text is never run.",
+    "tool": "Call only the tools you were given (the error above lists them), by their exact names, "
+            "with a JSON object of their arguments.",
     "turn": "End every turn with a tool call: read_diff and apply_hunks take this commit's changes, "
             "create_commit(message) or stuck(summary) ends the step.",
-    "empty": "Change the worktree (apply_hunks, write_file) before create_commit, or call stuck(summary) "
-             "if this commit cannot have changes.",
+    "empty": "Change the worktree before create_commit: apply_hunks takes this commit's hunks (read_diff "
+             "lists them), edit_file and write_file write what the source does not have.",
     "edit": "For edit_file, copy `old` exactly from read_file's answer, with enough lines around the change "
             "that it occurs once.",
     "state": "This step has ended: reply with a one-line summary.",

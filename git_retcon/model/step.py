@@ -1,32 +1,50 @@
-"""One model step: a tool-calling conversation that ends with create_commit or stuck.
+"""One model step: a conversation that ends with create_commit or stuck.
 
-Only llm's public API: model.conversation(chain_limit=...), chain(), responses(),
-usage(). Every turn that ends with neither commit nor stuck gets a steering
-message (a tool call written as text is answered "not executed"), carrying the
-diagnosis of the step's failed tool calls; each such turn counts against the
+Only llm's public API: model.conversation(chain_limit=...), chain(), responses(), usage(),
+Response.execute_tool_calls(). Two ways to call the tools (`ToolsMode`): "native", llm's tool
+calling; "text", for a model without it (or `--tools text`): the tools are described in the
+system prompt (model/protocol.py) and the model writes one call per reply as fenced JSON. In
+both, a call written as text (model/textcalls.py) runs through the same tools and callbacks
+as a native one, and the model is told what it did; one whose arguments cannot be read is
+answered with what is wrong. Every turn that ends with no call at all gets a steering
+message carrying the diagnosis of the step's failed calls; each such turn counts against the
 step's error budget, and past it the step counts as stuck with the model's last words.
 
-Backend errors are retried from the step's start by model/retry.py's policy,
-the one plan's questions use too. git-retcon's own failures inside a tool are
-raised to the caller as they are: no model can fix them.
+The conversation stays within the model's context window (model/window.py): when the next
+request might not fit, the calls of the last response run and the conversation starts again
+from the step's prompt and a digest of what the step did so far (the worktree keeps it).
+
+Backend errors are retried from the step's start by model/retry.py's policy, the one
+plan's questions use too. git-retcon's own failures inside a tool are raised to the
+caller as they are: no model can fix them.
 """
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import llm
+from llm.models import ToolDef
 
-from git_retcon.model import steering
+from git_retcon.model import protocol
+from git_retcon.model.args import shallow
 from git_retcon.model.logs import ExchangeLog
 from git_retcon.model.outcome import OverBudget, StepOutcome, Stuck
+from git_retcon.model.protocol import ToolsMode
 from git_retcon.model.retry import ModelUnavailable as ModelUnavailable  # what the loop catches
 from git_retcon.model.retry import Retry
-from git_retcon.model.textcalls import written_calls
-from git_retcon.model.tools import TOOL_NAMES, Halt, Session
+from git_retcon.model.textcalls import WrittenCall, read_calls
+from git_retcon.model.tools import Halt, Session
+from git_retcon.model.usage import cached_tokens
+from git_retcon.model.window import CHARS_PER_TOKEN, Window
 
 DEFAULT_CHAIN_LIMIT = 40
+DIGEST_CHARS = 300          # of each earlier answer, when a conversation is cut back
+READS = ("read_diff", "read_file")   # the tools whose answers are long (at most the session's read budget)
+SHORT_ANSWER = 1500         # characters of any other tool's answer, about (a build's output is trimmed)
 
 
 @dataclass
@@ -39,90 +57,236 @@ class StepResult:
     calls: int = 0
     retries: int = 0
     seconds: float = 0.0      # the step's wall time: the model's turns and the tools they called
+    cached_tokens: int = 0    # of input_tokens, those the backend served from its prompt cache
+    cuts: list[str] = field(default_factory=list)   # what was cut to fit the context window
 
 
 def run_step(model: llm.Model, system: str, prompt: str, steer: str, session: Session,
              chain_limit: int = DEFAULT_CHAIN_LIMIT, over_budget: Callable[[int], bool] | None = None,
              on_retry: Callable[[str, int, float], None] | None = None,
-             log: ExchangeLog | None = None) -> StepResult:
+             log: ExchangeLog | None = None, mode: ToolsMode = "native",
+             window: Window | None = None) -> StepResult:
     """over_budget(tokens this step) says when to stop for the token budget;
     on_retry(error, attempt, seconds) is told before each backoff sleep;
-    log records each exchange for `llm logs`."""
+    log records each exchange for `llm logs`; mode says how the model calls the tools;
+    window keeps each request within the model's context."""
     result = StepResult(Stuck(""))
     retry = Retry(model.model_id, "nothing was recorded for this step", on_retry=on_retry)
     started = time.monotonic()
+    talk = _Conversation(model, system, prompt, steer, session, chain_limit, result, over_budget, log, mode,
+                         window)
     try:
-        return retry.call(lambda: _converse(model, system, prompt, steer, session, chain_limit, result, over_budget,
-                                            log), restart=session.restart)
+        return retry.call(talk.run, restart=session.restart)
     finally:
         result.retries = retry.retries
         result.seconds = time.monotonic() - started
 
 
-def _converse(model: llm.Model, system: str, prompt: str, steer: str, session: Session,
-              chain_limit: int, result: StepResult,
-              over_budget: Callable[[int], bool] | None, log: ExchangeLog | None) -> StepResult:
-    conv = model.conversation(
-        tools=session.tools(), chain_limit=chain_limit,
-        before_call=session.steering.before_call, after_call=session.steering.after_call,
-    )
-    last_words = ""
-    spent = False
-    text = prompt
-    while True:
-        chain = conv.chain(text, system=system)
-        final = ""    # the text of the turn's last response: the one without tool calls
+@dataclass
+class _Done:
+    """A call the step made, for the digest of a conversation cut back."""
+
+    name: str
+    arguments: str
+    answer: str
+
+
+class _Conversation:
+    """One step's conversation with the model."""
+
+    def __init__(self, model: llm.Model, system: str, prompt: str, steer: str, session: Session,
+                 chain_limit: int, result: StepResult, over_budget: Callable[[int], bool] | None,
+                 log: ExchangeLog | None, mode: ToolsMode, window: Window | None) -> None:
+        self.model, self.prompt, self.steer, self.session = model, prompt, steer, session
+        self.chain_limit, self.result, self.over_budget, self.log = chain_limit, result, over_budget, log
+        self.mode, self.window = mode, window
+        self.tools: list[llm.Tool] = [t for t in session.tools() if isinstance(t, llm.Tool)]
+        self.params = {t.name: list(t.input_schema.get("properties") or {}) for t in self.tools}
+        self.system = system if mode == "native" else system + protocol.describe(
+            [(t.name, t.description or "", t.input_schema) for t in self.tools])
+        self.done: list[_Done] = []
+
+    def _after(self, tool: object, call: object, res: llm.ToolResult) -> None:
+        self.session.steering.after_call(tool, call, res)
         try:
-            for response in chain.responses():
-                # The tool call that ended the step ran while this response was
-                # being set up; it has not been sent yet, so no tokens are spent.
+            shown = json.dumps(shallow(getattr(call, "arguments", {}), 4), ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            shown = "{...}"
+        self.done.append(_Done(res.name, shown, res.output))
+
+    def _open(self) -> Any:
+        return self.model.conversation(
+            tools=list[ToolDef](self.tools) if self.mode == "native" else None, chain_limit=self.chain_limit,
+            before_call=self.session.steering.before_call, after_call=self._after)
+
+    def run(self) -> StepResult:
+        session, result = self.session, self.result
+        self.done.clear()
+        conv = self._open()
+        last_words = ""
+        spent = False
+        text = self.prompt
+        while True:
+            if result.calls >= self.chain_limit and session.outcome is None:
+                session.outcome = Stuck(
+                    f"the model used {result.calls} responses without finishing the step"
+                    + (f"; its last words: {last_words[:500]}" if last_words else ""))
+            if session.outcome is not None:
+                result.outcome = session.outcome
+                return result
+            # A model that says it cannot stream (llm's CLI asks it not to) is not asked to.
+            chain = conv.chain(text, system=self.system, stream=bool(getattr(self.model, "can_stream", True)))
+            final = ""    # the text of the turn's last response: the one without tool calls
+            last: llm.Response | None = None
+            cut = False
+            try:
+                for response in chain.responses():
+                    # The tool call that ended the step ran while this response was being
+                    # set up; it has not been sent yet, so no tokens are spent.
+                    if session.outcome is None and spent:
+                        session.outcome = OverBudget()
+                    if session.outcome is not None:
+                        break
+                    last = response
+                    final = response.text()
+                    if final.strip():
+                        last_words = final.strip()
+                    usage = response.usage()
+                    if self.log is not None:
+                        self.log.record(response)
+                    result.calls += 1
+                    cached = cached_tokens(usage.details)
+                    result.input_tokens += (usage.input or 0) + cached.extra
+                    result.cached_tokens += cached.tokens
+                    result.output_tokens += usage.output or 0
+                    # The calls of this response still run (it may have committed); the next is not sent.
+                    spent = self.over_budget is not None and self.over_budget(
+                        result.input_tokens + result.output_tokens)
+                    if self._crowded(response, usage) and response.tool_calls():
+                        # The answers to these calls might not fit: run them here, and start again.
+                        response.execute_tool_calls(before_call=session.steering.before_call,
+                                                    after_call=self._after, tools=list[ToolDef](self.tools))
+                        cut = True
+                        break
+                    if result.calls >= self.chain_limit:
+                        break
                 if session.outcome is None and spent:
                     session.outcome = OverBudget()
+            except Halt as exc:
+                raise exc.error from None   # git-retcon's own failure: the run stops with it
+            except RecursionError:
+                # The backend's client could not read the reply (arguments nested thousands deep), and
+                # the conversation lost it: it starts again from the prompt and what the step did.
+                session.steering.turn_failed("your reply", "its tool call was nested too deeply to read", "type")
+                if session.steering.budget_left() <= 0 and session.outcome is None:
+                    session.outcome = Stuck("the model's replies could not be read (nested too deeply)")
+                if session.outcome is None:
+                    conv, text = self._cut_back(
+                        conv, "Your last reply could not be read: its tool call nests lists or objects too deeply. "
+                        f"Call the tool again with plain arguments. ({session.steering.budget_left()} more failures "
+                        "end this step as stuck.)", why="")
+                    continue
+            except ValueError as exc:
+                if "Chain limit" not in str(exc):
+                    raise
+                if session.outcome is None:
+                    session.outcome = Stuck(
+                        f"the model used {self.chain_limit} responses without finishing the step"
+                        + (f"; its last words: {last_words[:500]}" if last_words else ""))
+            if session.outcome is not None:
+                result.outcome = session.outcome
+                return result
+            if cut:
+                conv, text = self._cut_back(conv)
+                continue
+            if result.calls >= self.chain_limit:
+                continue
+            # The turn ended with no tool call: calls written as text run, else steering.
+            calls = read_calls(final, self.params)
+            good = [c for c in calls if c.ok]
+            if good and last is not None:
+                text = self._run_written(last, good)
                 if session.outcome is not None:
-                    break
-                final = response.text()
-                if final.strip():
-                    last_words = final.strip()
-                usage = response.usage()
-                if log is not None:
-                    log.record(response)
-                result.calls += 1
-                result.input_tokens += usage.input or 0
-                result.output_tokens += usage.output or 0
-                # The calls of this response still run (it may have committed); the next is not sent.
-                spent = over_budget is not None and over_budget(result.input_tokens + result.output_tokens)
-            if session.outcome is None and spent:
-                session.outcome = OverBudget()
-        except Halt as exc:
-            raise exc.error from None   # git-retcon's own failure: the run stops with it
-        except ValueError as exc:
-            if "Chain limit" not in str(exc):
-                raise
-            if session.outcome is None:
-                session.outcome = Stuck(
-                    f"the model used {chain_limit} responses without finishing the step"
-                    + (f"; its last words: {last_words[:500]}" if last_words else ""))
-        if session.outcome is not None:
-            result.outcome = session.outcome
-            return result
-        # The turn ended with neither create_commit nor stuck: steer, within the error budget.
-        text = _steering(session, steer, final)
-        if session.steering.budget_left() <= 0:
-            result.outcome = Stuck(
-                "the model ended its turn without create_commit or stuck "
-                f"({len(session.steering.errors)} failed calls and turns in this step)"
-                + (f"; its last words: {last_words[:1000]}" if last_words else ""))
-            return result
+                    result.outcome = session.outcome
+                    return result
+            else:
+                text = self._steering(final, calls)
+                if session.steering.budget_left() <= 0:
+                    result.outcome = Stuck(
+                        "the model ended its turn without create_commit or stuck "
+                        f"({len(session.steering.errors)} failed calls and turns in this step)"
+                        + (f"; its last words: {last_words[:1000]}" if last_words else ""))
+                    return result
+            if self._too_long(text):
+                conv, text = self._cut_back(conv, text)
 
+    def _run_written(self, response: llm.Response, calls: list[WrittenCall]) -> str:
+        """Run the calls a reply wrote as text, in order, up to the first that fails or ends the
+        step; the answer says what each did."""
+        parts: list[str] = []
+        for i, call in enumerate(calls):
+            results = response.execute_tool_calls(
+                before_call=self.session.steering.before_call, after_call=self._after,
+                tool_calls_list=[llm.ToolCall(name=call.name, arguments=call.arguments)],
+                tools=list[ToolDef](self.tools))
+            output = results[0].output if results else ""
+            parts.append(protocol.result(call, output, self.mode))
+            rest = calls[i + 1:]
+            failed = bool(results and results[0].exception is not None)
+            if rest and (failed or self.session.outcome is not None):
+                parts.append(protocol.not_run(rest, "the call before failed" if failed else "the step has ended"))
+                break
+        return "\n\n".join(parts)
 
-def _steering(session: Session, steer: str, words: str) -> str:
-    """The next user message after a turn without a tool call, counted as a failure."""
-    budget = session.steering
-    written = written_calls(words, TOOL_NAMES)
-    if written:
-        budget.turn_failed("your reply", f"wrote {', '.join(written)} as text; it was not executed", "tool")
-        return steering.not_executed(written) + f"\n({budget.budget_left()} more failures end this step as stuck.)"
-    diagnosis = budget.diagnosis()
-    budget.turn_failed("your turn", "ended without create_commit or stuck", "turn")
-    return steer + ("\n\n" + diagnosis if diagnosis else "") \
-        + f"\n({budget.budget_left()} more turns or failed calls end this step as stuck.)"
+    def _steering(self, words: str, calls: list[WrittenCall]) -> str:
+        """The next user message after a turn without a call that could run, counted as a failure."""
+        budget = self.session.steering
+        if calls:
+            budget.turn_failed("your reply", f"wrote {', '.join(dict.fromkeys(c.name for c in calls))} as text "
+                               f"that could not be read: {calls[0].problem}", "tool")
+            return protocol.malformed(calls, self.mode) \
+                + f"\n({budget.budget_left()} more failures end this step as stuck.)"
+        diagnosis = budget.diagnosis()
+        budget.turn_failed("your turn", "ended without create_commit or stuck", "turn")
+        return self.steer + protocol.no_call(self.mode) + ("\n\n" + diagnosis if diagnosis else "") \
+            + f"\n({budget.budget_left()} more turns or failed calls end this step as stuck.)"
+
+    # -- the context window ------------------------------------------------------------
+
+    def _crowded(self, response: llm.Response, usage: llm.Usage) -> bool:
+        """Whether the request after this response might not fit: its calls' answers (each at most
+        the session's read budget) on top of what this request held and the reply."""
+        if self.window is None:
+            return False
+        held = (usage.input or 0) + (usage.output or 0) if usage.input else self._estimate()
+        reserve = sum(self.session.read_budget if c.name in READS else SHORT_ANSWER for c in response.tool_calls())
+        return self.window.full(held, reserve)
+
+    def _too_long(self, text: str) -> bool:
+        if self.window is None:
+            return False
+        return self.window.full(self._estimate(), len(text))
+
+    def _estimate(self) -> int:
+        """The conversation's tokens as its characters tell."""
+        chars = len(self.system) + len(self.prompt) + sum(len(d.arguments) + len(d.answer) + 40 for d in self.done)
+        if self.mode == "native":
+            chars += sum(len(json.dumps(t.input_schema)) + len(t.description or "") for t in self.tools)
+        return int(chars / CHARS_PER_TOKEN)
+
+    def _cut_back(self, conv: Any, pending: str = "", why: str = "to fit your context window") -> tuple[Any, str]:
+        """A new conversation: the step's prompt, and a digest of the calls made so far (and the
+        answer to the last reply, when there is one to send)."""
+        lines = [f"- {d.name}({d.arguments[:200]}): {' '.join(d.answer.split())[:DIGEST_CHARS]}" for d in self.done]
+        budget = self.window.prompt_chars // 4 if self.window is not None else 12000
+        while lines and sum(len(x) + 1 for x in lines) > budget:
+            lines.pop(0)
+        if why and self.window is not None:
+            self.result.cuts.append(f"cut the conversation back to the prompt and a digest of {len(self.done)} "
+                                    f"calls to fit the {self.window.tokens}-token context window")
+        digest = (f"\n\nThe conversation of this step was cut back{' ' + why if why else ''}. The calls you made "
+                  "so far, and the start of each answer (the worktree holds what they did):\n"
+                  + ("\n".join(lines) or "(none)")) if self.done else ""
+        if pending:
+            digest += "\n\nThe answer to your last reply:\n" + pending[:budget]
+        return self._open(), self.prompt + digest + "\n\nGo on from there."

@@ -1,45 +1,116 @@
-"""Tool calls a model wrote into its text instead of making them.
+"""Tool calls a model wrote into its text instead of making them, read back as calls.
 
-Mid-size models often print `{"name": "apply_hunks", "arguments": {...}}`, a
-`<tool_call>` block, `<function=apply_hunks>{...}</function>` or `create_commit(message="...")`
-and then believe the call ran.
-Nothing in text is ever run: the step answers "not executed: call the tool".
+Mid-size models often print `{"name": "apply_hunks", "arguments": {...}}` (fenced or bare), a
+`<tool_call>` block, `<function=apply_hunks>{...}</function>`, `[TOOL_CALLS]apply_hunks[ARGS]{...}`
+or `create_commit(message="...")`, and then believe the call ran. `read_calls` reads each into
+a WrittenCall: a name and its arguments, or, when the name is there but the arguments cannot be
+read, what is wrong with them. A model without tool calling writes its calls this way on purpose
+(model/protocol.py describes the form it is asked for); step.py runs the well-formed ones.
 """
 from __future__ import annotations
 
+import ast
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from git_retcon.model.args import shallow
 
 _NAME_KEYS = ("name", "tool", "tool_name", "function", "action", "recipient_name")
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "params", "action_input")
+_IGNORED_KEYS = {"type", "id", "call_id", "tool_call_id", "index"}
+_MAX_TEXT = 200_000     # characters of a reply read for calls (a model that writes more is cut)
 
 
-def _named(obj: object, tools: set[str]) -> list[str]:
-    """Tool names a decoded JSON value calls, in order."""
-    found: list[str] = []
+@dataclass(frozen=True)
+class WrittenCall:
+    """A tool call found in text: its arguments, or why they cannot be read (problem)."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    problem: str = ""
+    at: int = 0                   # where it starts in the text
+
+    @property
+    def ok(self) -> bool:
+        return not self.problem
+
+    def shown(self) -> str:
+        """The call as one line, for answers: `apply_hunks({"hunk_ids": ["3f2a"]})`."""
+        try:
+            args = json.dumps(shallow(self.arguments, 4), ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            args = "{...}"
+        return f"{self.name}({args if len(args) <= 200 else args[:197] + '...'})"
+
+
+def _tool(value: object, tools: Mapping[str, Sequence[str]]) -> str | None:
+    """The tool a name means: `apply_hunks`, `functions.apply_hunks`, `default_api.apply_hunks`."""
+    if isinstance(value, str):
+        name = value.strip().split(".")[-1]
+        if name in tools:
+            return name
+    return None
+
+
+def _arguments(raw: object, name: str, params: Sequence[str]) -> tuple[dict[str, Any], str]:
+    """A call's arguments as sent: an object, a JSON string holding one, or nothing; a bare value
+    (`"arguments": ["3f2a"]`, `"arguments": "the summary"`) is the value of the tool's one
+    parameter (its first, of apply_hunks, stuck, read_file), as a model that writes it means."""
+    if raw is None:
+        return {}, ""
+    if isinstance(raw, str):
+        text = raw.strip()
+        if not text:
+            return {}, ""
+        try:
+            raw = json.loads(text)
+        except (ValueError, RecursionError):
+            raw = text
+    if isinstance(raw, list) and len(raw) == 1 and isinstance(raw[0], dict):
+        raw = raw[0]        # [{"hunk_ids": [...]}]: the object, in a list
+    if isinstance(raw, dict):
+        return raw, ""
+    if params:
+        return {params[0]: raw}, ""
+    return {}, f"the arguments of {name} must be a JSON object of parameter names and values, not {raw!r:.80}"
+
+
+def _from_json(obj: object, tools: Mapping[str, Sequence[str]], at: int) -> list[WrittenCall]:
+    """The calls a decoded JSON value holds, in order."""
+    found: list[WrittenCall] = []
     if isinstance(obj, list):
         for item in obj:
-            found += _named(item, tools)
+            found += _from_json(item, tools, at)
     elif isinstance(obj, dict):
         for key in _NAME_KEYS:
             value = obj.get(key)
-            if isinstance(value, str) and value.split(".")[-1] in tools:
-                found.append(value.split(".")[-1])
+            name = _tool(value, tools)
+            if name is not None:
+                arg_key = next((k for k in _ARG_KEYS if k in obj), None)
+                if arg_key is not None:
+                    args, problem = _arguments(obj[arg_key], name, tools[name])
+                else:   # {"name": "create_commit", "message": "x"}: the arguments beside the name
+                    args, problem = {k: v for k, v in obj.items() if k != key and k not in _IGNORED_KEYS}, ""
+                found.append(WrittenCall(name, args, problem, at))
                 break
-            if isinstance(value, dict):
-                found += _named(value, tools)
+            if isinstance(value, dict):    # OpenAI's {"type": "function", "function": {...}}
+                found += _from_json(value, tools, at)
+                break
         else:
             if len(obj) == 1:       # {"apply_hunks": {...}}
                 (key, value), = obj.items()
-                if key in tools and isinstance(value, dict):
-                    found.append(key)
+                name = _tool(key, tools)
+                if name is not None and isinstance(value, dict):
+                    found.append(WrittenCall(name, value, "", at))
         for key in ("tool_calls", "calls", "tool_uses"):
-            found += _named(obj.get(key), tools)
+            found += _from_json(obj.get(key), tools, at)
     return found
 
 
-def _objects(text: str) -> Iterable[object]:
+def _json_values(text: str) -> Iterable[tuple[int, object]]:
     decoder = json.JSONDecoder()
     pos = 0
     while True:
@@ -48,25 +119,147 @@ def _objects(text: str) -> Iterable[object]:
             return
         try:
             obj, end = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):
             pos = start + 1
             continue
-        yield obj
+        yield start, obj
         pos = end
 
 
-def written_calls(text: str, tools: Iterable[str]) -> list[str]:
-    """The tools that text calls in writing (JSON objects, or name(...) call syntax)."""
-    names = set(tools)
-    if not text or not any(n in text for n in names):
+def _alternation(tools: Iterable[str]) -> str:
+    return "|".join(re.escape(n) for n in sorted(tools, key=lambda n: (-len(n), n)))
+
+
+def _tagged(text: str, tools: Mapping[str, Sequence[str]]) -> list[WrittenCall]:
+    """Calls in the tags some chat templates wrap them in: Llama's `<function=NAME>{...}`, Mistral's
+    `[TOOL_CALLS]NAME[ARGS]{...}`, `<invoke name="NAME">` with `<parameter name="p">` elements."""
+    names = _alternation(tools)
+    tag = re.compile(r"(?:<function\s*=\s*|<function\s+name\s*=\s*|<invoke\s+name\s*=\s*|\[TOOL_CALLS\]\s*)"
+                     rf"[\"']?(?:\w+\.)?({names})\b[\"']?\s*>?\s*(?:\[ARGS\])?\s*")
+    found: list[WrittenCall] = []
+    for m in tag.finditer(text):
+        name, rest = m.group(1), text[m.end():]
+        if rest.startswith("{"):
+            try:
+                args, _ = json.JSONDecoder().raw_decode(rest)
+            except (ValueError, RecursionError):
+                found.append(WrittenCall(name, {}, f"the arguments after {name} are not valid JSON", m.start()))
+                continue
+            args_, problem = _arguments(args, name, tools[name])
+            found.append(WrittenCall(name, args_, problem, m.start()))
+            continue
+        params = re.findall(r"<parameter\s+name\s*=\s*[\"']?(\w+)[\"']?\s*>(.*?)</parameter>",
+                            rest.split("</invoke>")[0], re.S)
+        parsed: dict[str, Any] = {}
+        for key, value in params:
+            try:
+                parsed[key] = json.loads(value)
+            except (ValueError, RecursionError):
+                parsed[key] = value
+        found.append(WrittenCall(name, parsed, "", m.start()))
+    return found
+
+
+def _closing(text: str, start: int) -> int | None:
+    """The index after the `)` that closes the `(` at start, skipping strings; None if unclosed."""
+    depth, i, quote = 0, start, ""
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif text.startswith(quote, i):
+                i += len(quote) - 1
+                quote = ""
+        elif ch in "\"'":
+            quote = text[i:i + 3] if text[i:i + 3] in ('"""', "'''") else ch
+            i += len(quote) - 1
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
+
+
+def _syntax(text: str, tools: Mapping[str, Sequence[str]]) -> list[WrittenCall]:
+    """Calls in call syntax: `apply_hunks(hunk_ids=["3f2a"])`, `default_api.create_commit()`."""
+    names = _alternation(tools)
+    found: list[WrittenCall] = []
+    for m in re.finditer(rf"(?<![\w.])(?:\w+\.)?({names})\s*(\()\s*(?=[\w\"'\[{{)\-])", text):
+        name = m.group(1)
+        end = _closing(text, m.start(2))
+        if end is None:
+            found.append(WrittenCall(name, {}, f"the call to {name} has no closing parenthesis", m.start()))
+            continue
+        source = name + text[m.start(2):end]
+        try:
+            node = ast.parse(source, mode="eval").body
+            if not isinstance(node, ast.Call):
+                raise ValueError(source)
+            args: dict[str, Any] = {}
+            params = tools[name]
+            for i, arg in enumerate(node.args):
+                if i >= len(params):
+                    raise ValueError(f"{name} takes at most {len(params)} arguments")
+                args[params[i]] = ast.literal_eval(arg)
+            for kw in node.keywords:
+                if kw.arg is None:
+                    raise ValueError("**")
+                args[kw.arg] = ast.literal_eval(kw.value)
+        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+            found.append(WrittenCall(name, {}, f"the arguments of {name}(...) are not literal values (quoted strings, "
+                                     "numbers, lists)", m.start()))
+            continue
+        found.append(WrittenCall(name, args, "", m.start()))
+    return found
+
+
+def read_calls(text: str, tools: Mapping[str, Sequence[str]]) -> list[WrittenCall]:
+    """The tool calls text writes, in order: those whose arguments could be read, and those that
+    name a tool in a call's shape but whose arguments could not (with the problem).
+    tools: each tool's name and its parameters in order (for positional arguments)."""
+    text = text[:_MAX_TEXT]
+    if not text or not any(n in text for n in tools):
         return []
-    found: list[str] = []
-    for obj in _objects(text):
-        found += _named(obj, names)
-    pattern = r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\s*\(\s*(?:[\w\"'\[{]|\))"
-    found += re.findall(pattern, text)
-    # Tags some chat templates wrap a call in: Llama's <function=NAME>, Mistral's [TOOL_CALLS]NAME[ARGS].
-    tagged = r"(?:<function\s*=\s*|<function\s+name\s*=\s*|<invoke\s+name\s*=\s*|\[TOOL_CALLS\]\s*)[\"']?(?:\w+\.)?(" \
-        + "|".join(re.escape(n) for n in sorted(names)) + r")\b"
-    found += re.findall(tagged, text)
-    return list(dict.fromkeys(found))
+    found: list[WrittenCall] = []
+    for at, obj in _json_values(text):
+        found += _from_json(obj, tools, at)
+    found += _tagged(text, tools)
+    found += _syntax(text, tools)
+    # A call's JSON shape with its name, where no JSON could be decoded: broken JSON.
+    names = _alternation(tools)
+    for m in re.finditer(rf"[\"'](?:{'|'.join(_NAME_KEYS)})[\"']\s*:\s*[\"'](?:\w+\.)?({names})[\"']", text):
+        if not any(c.name == m.group(1) and c.at <= m.start() < _span_end(text, c) for c in found):
+            found.append(WrittenCall(m.group(1), {}, f"the call to {m.group(1)} is not valid JSON (check its quotes, "
+                                     "commas and braces)", m.start()))
+    found.sort(key=lambda c: c.at)
+    # The same call found twice (a JSON object inside a tag) is one call.
+    out: list[WrittenCall] = []
+    for c in found:
+        if out and out[-1].name == c.name and out[-1].arguments == c.arguments and \
+                c.at - out[-1].at < 40 and (out[-1].ok or not c.ok):
+            continue
+        if out and out[-1].name == c.name and not out[-1].ok and c.ok and c.at - out[-1].at < 40:
+            out[-1] = c
+            continue
+        out.append(c)
+    return out
+
+
+def _span_end(text: str, call: WrittenCall) -> int:
+    """Where the JSON value that holds call ends (a broken one: the end of the text)."""
+    start = call.at
+    try:
+        _, end = json.JSONDecoder().raw_decode(text, start)
+        return int(end)
+    except (ValueError, RecursionError):
+        return len(text)
+
+
+def written_calls(text: str, tools: Iterable[str]) -> list[str]:
+    """The names of the tools that text calls in writing, well-formed or not, in order."""
+    names = {n: () for n in tools}
+    return list(dict.fromkeys(c.name for c in read_calls(text, names)))

@@ -36,7 +36,7 @@ from git_retcon.state.notes import CommandKind
 if TYPE_CHECKING:
     from llm.models import ToolDef
 
-READ_BUDGET = 24000          # characters per read_diff page / read_file answer
+READ_BUDGET = 24000          # characters per read_diff page / read_file answer, at most
 TOOL_NAMES = ("read_diff", "apply_hunks", "read_file", "write_file", "edit_file", "delete_file",
               "run_build", "run_tests", "create_commit", "stuck")
 
@@ -58,6 +58,7 @@ class Session:
     remaining_diff: diff.RemainingDiff | None = None
     steering: Steering = field(init=False)        # the step's error budget
     applied: dict[str, str] = field(default_factory=dict)   # hunks this step applied whole: id -> path
+    read_budget: int = READ_BUDGET                # characters of a read_diff page or read_file answer
 
     def __post_init__(self) -> None:
         self.steering = Steering(self, TOOL_NAMES)
@@ -127,7 +128,7 @@ class Session:
         prefix = self.path(path) if path.strip() else ""
         if prefix == ".":
             prefix = ""
-        return diff.render(self.remaining(), path_prefix=prefix, page=page, budget=READ_BUDGET)
+        return diff.render(self.remaining(), path_prefix=prefix, page=page, budget=self.read_budget)
 
     def apply_hunks(self, hunk_ids: list[str]) -> str:
         """Apply source hunks to the worktree, exactly. An item is a path (a file or a directory: every
@@ -186,9 +187,9 @@ class Session:
         if b"\0" in data[:8000]:
             return f"{path}: binary file, {len(data)} bytes"
         text = data.decode("utf-8", errors="replace")
-        if len(text) > READ_BUDGET:
-            cut = text[:READ_BUDGET]
-            return cut + f"\n[... cut: {len(text) - READ_BUDGET} more characters not shown ...]"
+        if len(text) > self.read_budget:
+            cut = text[:self.read_budget]
+            return cut + f"\n[... cut: {len(text) - self.read_budget} more characters not shown ...]"
         return text
 
     def write_file(self, path: str, content: str) -> str:

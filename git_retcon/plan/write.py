@@ -259,7 +259,7 @@ def propose_with_model(repo: pygit2.Repository, name: str | None, source: str, r
           f"(budget {limits.prompt_chars} for {budget} tokens)",
         f"Tokens used: {t.input_tokens} in, {t.output_tokens} out",
     ]
-    keep = name if name and getattr(model, "supports_tools", False) else None
+    keep = name or None     # any model runs too: without tool calling, through the text protocol
     return Proposed(p.spec, p.hunks, p.leftovers, keep, ["Warning: " + w for w in p.warnings] + summary)
 
 

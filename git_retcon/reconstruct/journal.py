@@ -297,7 +297,8 @@ class Journal:
         if spending.calls:
             notes.add_run(self.run.store, self.stored.commit, {
                 "model": model, "stop": stop,
-                "tokens": notes.usage(spending.input_tokens, spending.output_tokens, spending.calls),
+                "tokens": notes.usage(spending.input_tokens, spending.output_tokens, spending.calls,
+                                      spending.cached_tokens),
                 "commits": {str(i): u for i, u in sorted(spending.per_commit.items())},
             })
 
@@ -310,6 +311,8 @@ class Journal:
 
 def _fill_spent(note: notes.CommitNote, step: StepResult) -> None:
     note["tokens"] = {"input": step.input_tokens, "output": step.output_tokens}
+    if step.cached_tokens:
+        note["tokens"]["cached"] = step.cached_tokens
     note["model_calls"] = step.calls
     note["model_seconds"] = round(step.seconds, 3)
     if step.retries:

@@ -186,7 +186,7 @@ def _work_left(run: Run, stored: Stored, br: Branches) -> bool:
 def _load_model(run: Run, spec: specmod.Spec) -> llm.Model:
     from git_retcon.model import choose as models
 
-    return models.load(models.choose(run.repo, run.opts.model, spec.model))
+    return models.load(models.choose(run.repo, run.opts.model, spec.model), mode=run.opts.tools)
 
 
 def _ready_model(run: Run, spec: specmod.Spec) -> llm.Model:

@@ -32,7 +32,9 @@ def tokens(run: Run) -> None:
     """This run's token spending (nothing when no model was called)."""
     t = run.spending
     if t.input_tokens or t.output_tokens:   # the offline model calls none that cost a token
-        run.ui.line(f"Tokens this run: {t.input_tokens} in, {t.output_tokens} out ({plural(t.calls, 'model call')})")
+        cached = f" ({t.cached_tokens} of them cached)" if t.cached_tokens else ""
+        run.ui.line(f"Tokens this run: {t.input_tokens} in{cached}, {t.output_tokens} out "
+                    f"({plural(t.calls, 'model call')})")
 
 
 def wip_count(run: Run, shas: list[str]) -> int:

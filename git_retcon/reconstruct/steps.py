@@ -14,12 +14,13 @@ from git_retcon.diff.sums import Sums
 from git_retcon.git.ids import CommitId, tree_of
 from git_retcon.git.plumbing import get_commit
 from git_retcon.model.args import ToolError
-from git_retcon.model.choose import BUILTIN
+from git_retcon.model.choose import BUILTIN, tools_mode
 from git_retcon.model.outcome import OverBudget, Proposed, StepKind, Stuck, Unavailable
 from git_retcon.model.prompt import template
 from git_retcon.model.retry import retry_reporter
 from git_retcon.model.step import ModelUnavailable, StepResult, run_step
-from git_retcon.model.tools import Session
+from git_retcon.model.tools import READ_BUDGET, Session
+from git_retcon.model.window import Window, window
 from git_retcon.reconstruct.journal import Journal
 from git_retcon.reconstruct.work import Work
 from git_retcon.state import notes
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from git_retcon.rework import Brief
 
 INDEX_BUDGET = 12000
+FIXED_CHARS = 7000      # the system prompt and the tools' descriptions, about (the window's share is of the rest)
 # How an extraction prompt introduces the whole remaining diff, when it carries it.
 WHOLE_DIFF_LEAD = "The whole remaining diff, as read_diff() shows it (no need to call it):"
 
@@ -47,7 +49,20 @@ def session(w: Work, step: StepKind, parent: CommitId, brief: Brief | None = Non
         default_message=brief.text.splitlines()[0] if brief is not None and brief.text else "",
         base_tree=tree_of(get_commit(w.run.repo, w.br.base)),
         fixup_of=w.commit.summary if fix and (w.run.opts.fixup or w.spec.wip == "fixup") else None,
+        read_budget=model_window(w).share(0.35, READ_BUDGET, FIXED_CHARS),
     )
+
+
+def model_window(w: Work) -> Window:
+    """The model's context window, worked out once per run (and said once)."""
+    run = w.run
+    if run.window is None or run.window[0] != w.model.model_id:
+        found = window(run.repo, w.model, run.opts.context)
+        run.window = (w.model.model_id, found)
+        if w.model.model_id != BUILTIN and found.tokens < 32768:
+            run.ui.line(f"Context window: {found.tokens} tokens ({found.source}): prompts and answers are cut "
+                        "to fit it")
+    return run.window[1]
 
 
 def prompt_values(w: Work, s: Session) -> dict[str, str]:
@@ -66,20 +81,21 @@ def prompt_values(w: Work, s: Session) -> dict[str, str]:
         "resolution": resolution_text(c),
         "stat": f"{len(remaining)} hunks in {files} files (+{added} -{removed})",
         # The last commit's extraction calls no model: no prompt to render the diff into.
-        "index": "" if takes_the_rest(w, s.step) else _index(remaining, s.step, sums),
+        "index": "" if takes_the_rest(w, s.step) else _index(
+            remaining, s.step, sums, model_window(w).share(0.35, INDEX_BUDGET, FIXED_CHARS)),
     }
 
 
-def _index(remaining: list[diff.Hunk], step: StepKind, sums: Sums | None = None) -> str:
+def _index(remaining: list[diff.Hunk], step: StepKind, sums: Sums | None = None, budget: int = INDEX_BUDGET) -> str:
     """What the prompt shows of the remaining diff: for an extraction, the whole diff when it is
     short (the model applies from it with no read_diff turn first), else an index of it. A fix
     prompt carries the brief's candidates instead, and the index."""
     if not remaining:
         return "(empty)"
-    text = None if step == "fix" else diff.whole(remaining, INDEX_BUDGET)
+    text = None if step == "fix" else diff.whole(remaining, budget)
     if text is not None:
         return WHOLE_DIFF_LEAD + "\n" + text
-    return diff.index_lines(remaining, budget=INDEX_BUDGET, short=True, sums=sums)
+    return diff.index_lines(remaining, budget=budget, short=True, sums=sums)
 
 
 def resolution_text(commit: specmod.LogicalCommit) -> str:
@@ -158,18 +174,23 @@ def _call(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> Step
         return _the_rest(s)
     # Every wait on the model shows its elapsed time, and the retry under way, on the live line.
     with run.ui.waiting(f"Waiting for {w.model.model_id}") as tail:
-        return run_step(w.model, template("system.md").template, template(prompt_file).substitute(values),
-                        template("steer.md").substitute(values), s, run.opts.chain_limit,
-                        over_budget=_over_budget(run.opts.max_tokens, run.spending.tokens),
-                        on_retry=retry_reporter(run.ui.line, tail),
-                        # retcon-paths is plain code replaying the tools: nothing for `llm logs`
-                        log=None if w.model.model_id == BUILTIN else run.exchange_log())
+        res = run_step(w.model, template("system.md").template, template(prompt_file).substitute(values),
+                       template("steer.md").substitute(values), s, run.opts.chain_limit,
+                       over_budget=_over_budget(run.opts.max_tokens, run.spending.tokens),
+                       on_retry=retry_reporter(run.ui.line, tail),
+                       # retcon-paths is plain code replaying the tools: nothing for `llm logs`
+                       log=None if w.model.model_id == BUILTIN else run.exchange_log(),
+                       mode=tools_mode(w.model, run.opts.tools), window=model_window(w))
+    for cut in res.cuts:
+        run.ui.line(f"Context: {cut}")
+    return res
 
 
 def _account(w: Work, res: StepResult) -> None:
-    w.run.spending.add(w.k + 1, notes.usage(res.input_tokens, res.output_tokens, res.calls))
+    w.run.spending.add(w.k + 1, notes.usage(res.input_tokens, res.output_tokens, res.calls, res.cached_tokens))
     if res.calls:   # a step plain code took (the last commit's) called no model
-        w.run.ui.detail(f"model: {res.calls} calls, {res.input_tokens} tokens in, {res.output_tokens} out")
+        cached = f" ({res.cached_tokens} cached)" if res.cached_tokens else ""
+        w.run.ui.detail(f"model: {res.calls} calls, {res.input_tokens} tokens in{cached}, {res.output_tokens} out")
 
 
 def _over_budget(limit: int | None, before: int) -> Callable[[int], bool] | None:

@@ -13,7 +13,9 @@ from git_retcon.diff import RemainingDiff
 from git_retcon.git.ids import CommitId
 from git_retcon.git.plumbing import ref_target
 from git_retcon.model.logs import ExchangeLog
+from git_retcon.model.protocol import ToolsMode
 from git_retcon.model.step import DEFAULT_CHAIN_LIMIT
+from git_retcon.model.window import Window
 from git_retcon.reconstruct.branch import Branches
 from git_retcon.sandbox.runner import Commands
 from git_retcon.sandbox.worktree import Worktree
@@ -36,6 +38,8 @@ class Options:
     fixup: bool = False                # fix commits as `fixup! <subject>` this run (as the spec's wip = "fixup")
     log: bool = True                   # model exchanges to llm's database, when llm logging is on
     jobs: int = 1                      # 2+: build & test commit k in the pool while the model works ahead
+    tools: ToolsMode | None = None     # --tools: llm's tool calling or the text protocol (default: the model's)
+    context: int | None = None         # --context: the model's context window in tokens (default: model/window.py)
 
 
 @dataclass
@@ -45,6 +49,7 @@ class Spending:
     input_tokens: int = 0
     output_tokens: int = 0
     calls: int = 0
+    cached_tokens: int = 0             # of input_tokens, served from the backend's prompt cache
     per_commit: dict[int, Usage] = field(default_factory=dict)   # 1-based index -> usage
 
     @property
@@ -55,10 +60,13 @@ class Spending:
         self.input_tokens += spent["input"]
         self.output_tokens += spent["output"]
         self.calls += spent["calls"]
+        self.cached_tokens += spent.get("cached", 0)
         mine = self.per_commit.setdefault(index, {"input": 0, "output": 0, "calls": 0})
         mine["input"] += spent["input"]
         mine["output"] += spent["output"]
         mine["calls"] += spent["calls"]
+        if spent.get("cached"):
+            mine["cached"] = mine.get("cached", 0) + spent["cached"]
 
 
 @dataclass
@@ -73,6 +81,7 @@ class Run:
     spending: Spending = field(default_factory=Spending)
     remaining: RemainingDiff | None = None   # the remaining diff, kept up to date across steps
     exchanges: ExchangeLog | None = None   # for `llm logs`; made from opts.log on first use
+    window: tuple[str, Window] | None = None   # the model's context window (model id, window), once per run
 
     def exchange_log(self) -> ExchangeLog:
         if self.exchanges is None:

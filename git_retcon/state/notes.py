@@ -33,15 +33,23 @@ COMMAND_KINDS: tuple[CommandKind, ...] = ("build", "test")
 Stop = Literal["complete", "stuck", "budget", "error"]
 
 
-class Tokens(TypedDict):
+class _TokensKeys(TypedDict):
     input: int
     output: int
 
 
-class Usage(TypedDict):
+class Tokens(_TokensKeys, total=False):
+    cached: int                       # of input, prompt tokens the backend served from its cache
+
+
+class _UsageKeys(TypedDict):
     input: int
     output: int
     calls: int
+
+
+class Usage(_UsageKeys, total=False):
+    cached: int                       # of input, prompt tokens the backend served from its cache
 
 
 class SquashedFix(TypedDict):
@@ -145,8 +153,11 @@ class TreeNote(TypedDict, total=False):
     commands: dict[str, CommandRecord]
 
 
-def usage(input_tokens: int, output_tokens: int, calls: int) -> Usage:
-    return {"input": input_tokens, "output": output_tokens, "calls": calls}
+def usage(input_tokens: int, output_tokens: int, calls: int, cached: int = 0) -> Usage:
+    out: Usage = {"input": input_tokens, "output": output_tokens, "calls": calls}
+    if cached:
+        out["cached"] = cached
+    return out
 
 
 # -- created commits -------------------------------------------------------------
@@ -173,7 +184,10 @@ def tokens_of(note: CommitNote | None) -> Tokens:
     """The tokens a commit's note holds (zero when it has none)."""
     # int(... or 0): notes are JSON that a human or an older version may have written.
     t = cast("dict[str, Any]", note.get("tokens") or {}) if note else {}
-    return {"input": int(t.get("input", 0) or 0), "output": int(t.get("output", 0) or 0)}
+    out: Tokens = {"input": int(t.get("input", 0) or 0), "output": int(t.get("output", 0) or 0)}
+    if int(t.get("cached", 0) or 0):
+        out["cached"] = int(t["cached"])
+    return out
 
 
 def commit_tokens(store: Store, sha: str) -> Tokens:

@@ -68,12 +68,12 @@ def planned(repo, tmp_path):
 
 @pytest.mark.parametrize("model, words", [
     ("no-such-model", ["unknown model 'no-such-model'", "llm models"]),
-    ("scripted-notools", ["does not support tool calling"]),
+    ("scripted-notools --tools native", ["does not support tool calling", "--tools native", "text protocol"]),
     ("scripted-key", ["needs an API key", "llm keys set scripted", "SCRIPTED_API_KEY"]),
 ])
 def test_unusable_models_are_refused_before_anything_is_touched(planned, scripted, model, words):
     before = snapshot(planned)
-    one_line_error(retcon(planned, "run", "-m", model), 1, *words)
+    one_line_error(retcon(planned, "run", "-m", *model.split()), 1, *words)
     assert snapshot(planned) == before
 
 

@@ -174,22 +174,25 @@ def test_every_text_only_turn_is_steered_and_the_model_recovers(tmp_path, listen
     assert repo.tree("clean~1") == repo.tree("feature~1")
 
 
-def test_a_tool_call_written_as_json_in_text_is_answered_not_executed(tmp_path, listen):
+def test_a_tool_call_written_as_json_in_text_is_executed_and_the_model_told_so(tmp_path, listen):
+    """A tool-calling model that writes its call as text (fenced JSON, <tool_call>) has it run, and
+    reads what it did; broken JSON is answered with what is wrong, and nothing runs."""
     repo = small(tmp_path)
     log, user_log = listen({"1/extract": [
         turn(call("read_diff")),
-        turn(text='I will apply them now:\n```json\n{"name": "apply_hunks", "arguments": '
-                  '{"hunk_ids": ["0123456789"]}}\n```'),
-        turn(text='<tool_call>{"name": "create_commit", "arguments": {"message": "x"}}</tool_call>'),
-        turn(call("apply_hunks", hunk_ids=MINE)),
-        turn(call("create_commit", message="x")),
+        turn(text='I will apply them now:\n```json\n{"name": "apply_hunks", "arguments": {"hunk_ids": [}}\n```'),
+        {"written": [call("apply_hunks", hunk_ids=MINE)], "text": "I will apply them now:"},
+        {"written": [call("create_commit", message="x")], "form": "tool_call"},
     ]})
     res = retcon(repo, "run", "-m", "scripted-listen")
     assert res.code == 0, res.text
     said = users(user_log)
-    assert any(u.startswith("Not executed: your reply wrote a call to apply_hunks as text") for u in said)
-    assert any(u.startswith("Not executed: your reply wrote a call to create_commit as text") for u in said)
+    assert any(u.startswith("Not executed: your reply wrote a call to apply_hunks as text, but the call to "
+                            "apply_hunks is not valid JSON") for u in said)
+    ran = [u for u in said if u.startswith("Executed: your reply wrote apply_hunks(")]
+    assert len(ran) == 1 and "Result:\nApplied 2 hunks to 2 files" in ran[0]
     assert repo.tree("clean~1") == repo.tree("feature~1")
+    assert repo.git("log", "-1", "--format=%s", "clean~1").strip() == "util: two() and CI"
 
 
 def test_write_file_warns_when_only_line_endings_or_the_final_newline_differ(tmp_path, scripted):

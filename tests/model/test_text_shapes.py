@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from git_retcon.model.textcalls import written_calls
+from git_retcon.model.textcalls import read_calls, written_calls
 from git_retcon.model.tools import TOOL_NAMES
 
 ARGS = '{"hunk_ids": ["3f2a9c"]}'
@@ -31,3 +31,52 @@ def test_a_call_in_text_is_found_in_every_shape(text):
                                   "The function apply_hunks is the one to use.", "<function=apply_patch>{}"])
 def test_naming_a_tool_in_prose_is_no_call(text):
     assert written_calls(text, TOOL_NAMES) == []
+
+
+PARAMS = {"read_diff": ["path", "page"], "apply_hunks": ["hunk_ids"], "create_commit": ["message", "confirm"],
+          "stuck": ["summary"], "write_file": ["path", "content"]}
+
+
+@pytest.mark.parametrize("text", [
+    f'<tool_call>{{"name": "apply_hunks", "arguments": {ARGS}}}</tool_call>',
+    f'```json\n{{"name": "apply_hunks", "arguments": {ARGS}}}\n```',
+    f'{{"name": "functions.apply_hunks", "parameters": {ARGS}}}',
+    f'[TOOL_CALLS]apply_hunks[ARGS]{ARGS}',
+    f'<function=apply_hunks>{ARGS}</function>',
+    '{"type": "function", "function": {"name": "apply_hunks", "arguments": "{\\"hunk_ids\\": [\\"3f2a9c\\"]}"}}',
+    'apply_hunks(hunk_ids=["3f2a9c"])',
+    "default_api.apply_hunks(['3f2a9c'])",
+    '<invoke name="apply_hunks"><parameter name="hunk_ids">["3f2a9c"]</parameter></invoke>',
+    '```json\n{"name": "apply_hunks", "arguments": ["3f2a9c"]}\n```',          # the one parameter's value, bare
+    '```json\n{"name": "apply_hunks", "arguments": [{"hunk_ids": ["3f2a9c"]}]}\n```',   # the object, in a list
+])
+def test_a_call_in_text_is_read_with_its_arguments(text):
+    calls = read_calls("I will apply the hunks.\n" + text, PARAMS)
+    assert [(c.name, c.arguments, c.problem) for c in calls] == [("apply_hunks", {"hunk_ids": ["3f2a9c"]}, "")]
+
+
+def test_calls_are_read_in_order_and_a_bare_string_is_the_first_parameter():
+    text = ('```json\n{"name": "read_diff", "arguments": {}}\n```\nthen\n'
+            '```json\n{"name": "stuck", "arguments": "the hints contradict the paths"}\n```\n'
+            'and create_commit(message="x")')
+    calls = read_calls(text, PARAMS)
+    assert [(c.name, c.arguments) for c in calls] == [
+        ("read_diff", {}), ("stuck", {"summary": "the hints contradict the paths"}),
+        ("create_commit", {"message": "x"})]
+
+
+@pytest.mark.parametrize("text, problem", [
+    ('```json\n{"name": "apply_hunks", "arguments": {"hunk_ids": [}}\n```',
+     "the call to apply_hunks is not valid JSON"),
+    ('apply_hunks(hunk_ids=ids)', "the arguments of apply_hunks(...) are not literal values"),
+    ('create_commit(message="x"', "the call to create_commit has no closing parenthesis"),
+])
+def test_a_call_whose_arguments_cannot_be_read_says_why(text, problem):
+    calls = read_calls(text, PARAMS)
+    assert len(calls) == 1 and not calls[0].ok and calls[0].problem.startswith(problem)
+
+
+def test_a_reply_nested_thousands_deep_is_no_crash():
+    text = '{"name": "apply_hunks", "arguments": {"hunk_ids": ' + "[" * 5000 + "]" * 5000 + "}}"
+    calls = read_calls(text, PARAMS)
+    assert [c.name for c in calls] == ["apply_hunks"] and not calls[0].ok

@@ -86,7 +86,7 @@ class Plan2(Plan):
                             r"write_file needs content")]
         return [
             Mistake("apply again", lambda: call("apply_hunks", hunk_ids=ids[:1]),
-                    r"Applied already in this step: .* is in the worktree now"),
+                    r"in the worktree already \(applied in this step\)"),
             Mistake("same failing call", lambda: call("create_commit", message=self.message, amend=False),
                     r"This is the same call", "repeat"),
             Mistake("Llama function tag", lambda: say(

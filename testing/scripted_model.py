@@ -11,8 +11,9 @@ The step key comes from the prompt (`Commit k/N`, `Step: extract` or `Step: fix
 (attempt a)`), the turn from the number of model turns so far, so the model is
 stateless and survives the process being killed. "$ids:PREFIX" expands to the
 hunk ids under PREFIX seen in the prompt or in earlier tool results (under any of
-"A|B|..."; "$ids_json:" and "$ids_csv:" to them as one JSON or comma-separated string). A call
-with "deep": N has its arguments' first value nested N lists deep. Every call is appended to
+"A|B|..."; "$ids_json:" and "$ids_csv:" to them as one JSON or comma-separated string;
+"$back:" to each id with a '-' before it, a put-back; "$near:" to each with a stray 't' before
+it, a near miss). A call with "deep": N has its arguments' first value nested N lists deep. Every call is appended to
 $RETCON_SCRIPT_LOG (JSON lines) for tests to assert on.
 
 Plan prompts (`Step: plan`, `Step: plan-chunk`, `Step: plan-combine`, each
@@ -136,7 +137,7 @@ def _expand(value: Any, seen: list[tuple[str, str]], text: str = "") -> Any:
     if isinstance(value, str) and value.startswith("$match:"):
         found = re.findall(value[len("$match:"):], text, re.M)
         return list(dict.fromkeys(f if isinstance(f, str) else f[0] for f in found))
-    if isinstance(value, str) and value.startswith(("$ids:", "$ids_json:", "$ids_csv:")):
+    if isinstance(value, str) and value.startswith(("$ids:", "$ids_json:", "$ids_csv:", "$back:", "$near:")):
         form, prefix = value[1:].split(":", 1)
         ids: list[str] = []
         prefixes = tuple(prefix.split("|"))   # a step that takes some paths but not all
@@ -144,6 +145,8 @@ def _expand(value: Any, seen: list[tuple[str, str]], text: str = "") -> Any:
             if (prefix in ("", "*") or path.startswith(prefixes)) and hid not in ids:
                 ids.append(hid)
         # The forms models send lists in: a JSON string, a comma-separated string.
+        if form in ("back", "near"):
+            return [("-" if form == "back" else "t") + i for i in ids]
         return json.dumps(ids) if form == "ids_json" else ", ".join(ids) if form == "ids_csv" else ids
     if isinstance(value, dict):
         return {k: _expand(v, seen, text) for k, v in value.items()}

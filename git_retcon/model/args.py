@@ -16,7 +16,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-ErrorKind = typing.Literal["type", "id", "path", "tool", "turn", "empty", "edit", "state", "other"]
+ErrorKind = typing.Literal["type", "id", "path", "tool", "turn", "empty", "edit", "state", "guard", "other"]
 
 
 class ToolError(Exception):

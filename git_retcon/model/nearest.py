@@ -8,6 +8,10 @@ import difflib
 import re
 from collections.abc import Callable
 
+from git_retcon.diff import Hunk, lookup
+
+_HEX = re.compile(r"[0-9a-f]+")
+
 _MAX_SHOWN = 12     # lines of the file quoted at most
 _CUTOFF = 0.6       # how alike a line must be to old's first line to count as near
 
@@ -65,3 +69,50 @@ def applied_already(keys: list[str], applied: dict[str, str], left: dict[str, st
     return (f" Applied already in this step: {', '.join(done)}: {'it is' if len(done) == 1 else 'they are'} "
             "in the worktree now and gone from the remaining diff, so leave "
             f"{'it' if len(done) == 1 else 'them'} out. {len(left)} hunks remain" + (f": {rest}." if left else "."))
+
+
+def meant_ids(keys: list[str], remaining: list[Hunk], names: dict[str, str], as_path: Callable[[str], str]) -> str:
+    """The answer's tail for items that name nothing but are a near miss of a remaining hunk's id
+    (`t8b03`, `8b30`, `8B03)`, a stray character or two): "did you mean 8b03 (src/a.py)?"."""
+    look = lookup(remaining)
+    shown = {v: k for k, v in names.items()}       # shown id -> whole id
+    out: list[str] = []
+    for key in dict.fromkeys(keys):
+        low = key.strip().lower()
+        if _HEX.fullmatch(low) and any(i.startswith(low) for i in look.by_id) and len(low) >= 4:
+            continue    # it names a hunk
+        path = as_path(key) if key.strip() else key
+        if low in (".", "") or look.covered(path.rstrip("/")) or look.starting(path):
+            continue    # it names a path
+        guess = _near_id(low, shown)
+        if guess is not None:
+            h = look.by_id[shown[guess]]
+            out.append(f"{key!r}: did you mean {guess} ({h.path})?")
+    return (" " + " ".join(out)) if out else ""
+
+
+def _near_id(key: str, shown: dict[str, str]) -> str | None:
+    """The one shown id that key is a near miss of: it holds the id with a stray character or two
+    around it, or it is the id with one character changed, dropped, doubled or swapped."""
+    if not key or len(key) > 48:
+        return None
+    inside = [s for s in shown if s in key and len(key) - len(s) <= 2]
+    if len(inside) == 1:
+        return inside[0]
+    close = {s for s, whole in shown.items()
+             if _one_edit(key, s) or (len(key) > len(s) and _one_edit(key, whole[:len(key)]))}
+    if len(close) == 1:
+        return close.pop()
+    return None
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """One substitution, insertion, deletion or swap of neighbours apart (and not equal)."""
+    if a == b or abs(len(a) - len(b)) > 1 or min(len(a), len(b)) < 4:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))

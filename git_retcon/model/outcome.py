@@ -3,7 +3,7 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from git_retcon.git.ids import TreeId
@@ -18,11 +18,12 @@ StepKind = Literal["extract", "fix"]
 class Proposed:
     """create_commit's result: the worktree's tree, the commit message (a fix's carries its
     `WIP: ` or `fixup! ` prefix already), and the lines that neither the base nor the source
-    holds (for the note)."""
+    holds (for the note), and the guards' findings the model confirmed with a reason."""
 
     tree: TreeId
     message: str
     invented: notes.Invented
+    confirmed: list[str] = field(default_factory=list)   # what the guards named, and the model's reason
 
 
 @dataclass(frozen=True)

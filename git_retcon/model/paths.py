@@ -13,7 +13,6 @@ remaining hunk, reconstruct/steps.py.)
 """
 from __future__ import annotations
 
-import fnmatch
 import json
 import re
 from collections.abc import Iterator
@@ -23,10 +22,13 @@ import llm
 from llm.parts import Message, TextPart, ToolCallPart, ToolResultPart
 
 from git_retcon import diff
+from git_retcon.model.guards import matches
 from git_retcon.model.prompt import StepPrompt, read_step
 from git_retcon.model.protocol import read_result, written
 from git_retcon.model.textcalls import read_calls
 from git_retcon.model.tools import TOOL_NAMES
+
+__all__ = ["PathsModel", "candidates", "matches", "next_call", "tool_exchanges", "user_text"]
 
 GLOB_CHARS = re.compile(r"[*?\[]")
 
@@ -66,15 +68,6 @@ def tool_exchanges(messages: list[Message]) -> list[tuple[str, dict[str, Any], s
     return [(calls[k][0], calls[k][1], results.get(k, "")) for k in order]
 
 
-def matches(path: str, patterns: list[str]) -> bool:
-    """fnmatch globs (`*` crosses directories); a plain name also matches what lies under it."""
-    for pat in patterns:
-        pat = pat.strip().lstrip("./") if pat.startswith("./") else pat.strip()
-        if fnmatch.fnmatchcase(path, pat) or path == pat.rstrip("/") or path.startswith(pat.rstrip("/") + "/"):
-            return True
-    return False
-
-
 def prefixes(patterns: list[str]) -> list[str]:
     """The literal directory part of each glob: the read_diff filters that cover them."""
     out: set[str] = set()
@@ -93,6 +86,10 @@ def next_call(prompt: str, done: list[tuple[str, dict[str, Any], str]]) -> tuple
     """The whole policy: which tool to call next, from the prompt and the calls so far."""
     if done and done[-1][0] in ("create_commit", "stuck") and not done[-1][2].startswith("Error"):
         return None
+    if done and done[-1][0] == "create_commit":
+        # Refused (create_commit's guards, say): retcon-paths has nothing else to try.
+        return "stuck", {"summary": "retcon-paths took what the spec gives this commit, and create_commit refused "
+                         f"it: {done[-1][2].removeprefix('Error: ')[:600]}"}
     fields = read_step(prompt)
     if fields.step == "fix":
         return fix_call(fields, done)

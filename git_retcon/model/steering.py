@@ -34,7 +34,9 @@ ADVICE: dict[ErrorKind, str] = {
     "edit": "For edit_file, copy `old` exactly from read_file's answer, with enough lines around the change "
             "that it occurs once.",
     "state": "This step has ended: reply with a one-line summary.",
-    "other": "Read the error above and change the call; call stuck(summary) if you cannot go on.",
+    "guard": "Put back the hunks that belong to other commits (apply_hunks([\"-<id>\", ...])), or confirm "
+             "with create_commit(confirm=\"why they belong here\").",
+    "other": "Read the error above and change the call as it says.",
 }
 
 
@@ -58,12 +60,14 @@ class Steering:
         self.kinds: list[ErrorKind] = []   # what went wrong, for the advice
         self.streak = 0                    # failed calls in a row
         self.failed_calls: Counter[str] = Counter()   # each failed call (name and arguments), how often
+        self.said: list[str] = []          # every answer and steering message of the step (stuck's echo check)
 
     def reset(self) -> None:
         self.errors.clear()
         self.kinds.clear()
         self.streak = 0
         self.failed_calls.clear()
+        self.said.clear()
 
     def diagnosis(self) -> str:
         """What went wrong with the tool calls of this step, for a steering message."""
@@ -77,6 +81,7 @@ class Steering:
         return MAX_TOOL_ERRORS - len(self.errors)
 
     def after_call(self, tool: object, call: object, result: llm.ToolResult) -> None:
+        self.said.append(result.output)
         if result.exception is None:
             self.streak = 0
             return
@@ -96,6 +101,7 @@ class Steering:
             text = (f'there is no tool "{name}"' + (f": did you mean {meant}? Call it by that exact name" if meant
                                                     else "") + f"; the tools are {', '.join(self.tool_names)}")
             self._failed(name, text, "tool")
+            self.said.append(text)
             raise llm.CancelToolCall(text + self._repeated(call) + self._steering())
 
     def turn_failed(self, what: str, text: str, kind: ErrorKind = "other") -> None:

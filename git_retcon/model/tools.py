@@ -19,14 +19,18 @@ from typing import TYPE_CHECKING, Any
 import llm
 
 from git_retcon import diff
+from git_retcon.diff.ids import Lookup, looks_like_id
+from git_retcon.diff.select import compact, merge
 from git_retcon.errors import RetconError, machine_error
 from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.message import fix_message
-from git_retcon.git.plumbing import get_commit
+from git_retcon.git.plumbing import get_commit, git
+from git_retcon.model import guards
 from git_retcon.model.args import ToolError, bind
+from git_retcon.model.echo import echoes
 from git_retcon.model.invented import invented
 from git_retcon.model.layout import layout_warning
-from git_retcon.model.nearest import applied_already, nearest, undiffed
+from git_retcon.model.nearest import applied_already, meant_ids, nearest, undiffed
 from git_retcon.model.outcome import Proposed, StepKind, StepOutcome, Stuck
 from git_retcon.model.steering import Steering
 from git_retcon.sandbox.runner import Commands
@@ -59,6 +63,13 @@ class Session:
     steering: Steering = field(init=False)        # the step's error budget
     applied: dict[str, str] = field(default_factory=dict)   # hunks this step applied whole: id -> path
     read_budget: int = READ_BUDGET                # characters of a read_diff page or read_file answer
+    rules: guards.SpecRules | None = None         # an extraction: what the spec gives this commit and later ones
+    start: list[diff.Hunk] = field(default_factory=list)   # the remaining diff as the step began
+    start_names: dict[str, str] = field(default_factory=dict)   # their ids as shown then
+    taken: dict[str, list[str]] = field(default_factory=dict)   # path -> items applied there (whole ids)
+    by_hand: set[str] = field(default_factory=set)    # paths written by write_file, edit_file, delete_file
+    stuck_steered: bool = False                   # a stuck summary that echoed an answer was sent back once
+    named: set[str] = field(default_factory=set)  # hunk ids create_commit's guards named in this step
 
     def __post_init__(self) -> None:
         self.steering = Steering(self, TOOL_NAMES)
@@ -74,12 +85,22 @@ class Session:
         if self.outcome is not None:
             raise ToolError("this step has already ended; reply with a one-line summary", "state")
 
+    def begin(self) -> None:
+        """The step's start: the remaining diff noted, which create_commit's guards compare with."""
+        self.start = list(self.remaining())
+        self.start_names = dict(diff.names_of(self.start))
+
     def restart(self) -> None:
         """Back to the start of the step (a model error cut it short): the worktree at parent."""
         self.wt.reset(self.parent)
         self.outcome = None
         self.applied.clear()
+        self.taken.clear()
+        self.by_hand.clear()
+        self.named.clear()
+        self.stuck_steered = False
         self.steering.reset()
+        self.begin()
 
     def ended(self) -> bool:
         return self.outcome is not None
@@ -137,8 +158,11 @@ class Session:
         added. Under a path, '-' and an id leaves that hunk out, and a hunk named with lines gives only those:
         ['src/', '-3f2a', '8e01:1-4']. All items apply or none."""
         self._open()
+        raw = [i.strip().strip("[]'\"") for i in hunk_ids if i.strip()]
+        if raw and all(i.startswith("-") for i in raw) and self._puts_back(raw):
+            return self._put_back(raw)
         try:
-            items = diff.parse_items([i.strip().strip("[]'\"") for i in hunk_ids if i.strip()])
+            items = diff.parse_items(raw)
         except diff.SelectionError as exc:
             raise ToolError(f"{exc}; nothing was applied", "id") from None
         if not items:
@@ -146,19 +170,27 @@ class Session:
         before = self.remaining()
         look = diff.lookup(before)     # read_diff's: ids, names and paths indexed once per remaining diff
         names = look.names
+        items, done = self._done_already(items, look)
+        if not items:
+            return (f"Nothing to apply: {', '.join(done)} {'is' if len(done) == 1 else 'are'} in the worktree "
+                    f"already (applied in this step). {len(before)} hunks remain. If this commit is complete, "
+                    "call create_commit().")
         try:
             items, remarks = diff.expand(items, before, self.path)
         except diff.SelectionError as exc:
-            again = applied_already([it.key or it.id for it in items], self.applied,
-                                    {names[h.id]: h.path for h in before})
-            raise ToolError(f"{exc}; nothing was applied." + (again or " Ids change only when a hunk's content "
-                            "does: call read_diff for the current ones"), "id") from None
+            keys = [it.key or it.id for it in items]
+            again = applied_already(keys, self.applied, {names[h.id]: h.path for h in before})
+            meant = meant_ids(keys, before, names, self.path)
+            raise ToolError(f"{exc}; nothing was applied." + meant + (again or " Ids change only when a hunk's "
+                            "content does: call read_diff for the current ones"), "id") from None
         by_id = look.by_id
         try:
             chosen = diff.hunks_of(items, by_id)
         except diff.SelectionError as exc:
-            raise ToolError(f"{diff.shorten(str(exc), names)}; nothing was applied: read_diff numbers each "
-                            "hunk's lines") from None
+            whole = ", ".join(dict.fromkeys(f"'{names.get(it.id, it.id)}'" for it in items if it.lines is not None))
+            raise ToolError(f"{diff.shorten(str(exc), names)}; nothing was applied: read_diff numbers each hunk's "
+                            "- and + lines from 1 (they are not the file's line numbers); to take a whole hunk, "
+                            f"name it alone ({whole})", "id") from None
         self.wt.edited = True   # even a failed apply may have written files: reset before a build
         try:
             touched = diff.apply(self.wt.repo, self.wt.index, self.wt.path, chosen)
@@ -167,6 +199,9 @@ class Session:
             raise ToolError(f"{diff.shorten(str(exc), names)}; nothing was applied: call read_diff") from None
         self.wt.index_changed(touched)
         self.applied.update((h.id, h.path) for h in chosen if h.id in by_id)
+        for it in merge(items):
+            self.taken.setdefault(by_id[it.id].path, []).append(
+                it.id if it.lines is None else f"{it.id}:{compact(it.lines)}")
         left = self.remaining()
         parts = [h for h in chosen if h.id not in by_id]
         text = (f"Applied {len(chosen)} hunks" + (f" ({len(parts)} of them in part)" if parts else "")
@@ -178,7 +213,24 @@ class Session:
             text += (" What is left of the hunks taken in part: "
                      + (", ".join(f"{shown[h.id]} ({h.path})" for h in rest[:20]) if rest else "nothing")
                      + (" (read_diff shows their line numbers)." if rest else "."))
+        if done:
+            text += f" Already in the worktree (applied in this step): {', '.join(done)}."
         return text + "".join(f" Note: {r}." for r in remarks)
+
+    def _done_already(self, items: list[diff.Item], look: Lookup) -> tuple[list[diff.Item], list[str]]:
+        """The items that name nothing remaining but a whole hunk this step applied (the model sends
+        again what it, or plain code before it, applied): left out, and named for the answer."""
+        keep: list[diff.Item] = []
+        done: list[str] = []
+        for it in items:
+            key = (it.key or it.id).lower()
+            if it.lines is None and looks_like_id(key) and not any(i.startswith(key) for i in look.by_id):
+                hits = [i for i in self.applied if i.startswith(key)]
+                if len(hits) == 1:
+                    done.append(f"{self.start_names.get(hits[0], key)} ({self.applied[hits[0]]})")
+                    continue
+            keep.append(it)
+        return keep, done
 
     def read_file(self, path: str) -> str:
         """A file of the build worktree."""
@@ -199,6 +251,7 @@ class Session:
         rel = self.path(path)
         data = content.encode("utf-8")
         self._guard(lambda: self.wt.write(rel, data), rel)
+        self.by_hand.add(rel)
         return f"Wrote {rel} ({len(content)} characters)." + layout_warning(self.wt, self.source_tree, rel)
 
     def edit_file(self, path: str, old: str, new: str) -> str:
@@ -228,6 +281,7 @@ class Session:
                             "lines around it, so that it occurs once", "edit")
         edited = data.replace(before, after, 1)
         self._guard(lambda: self.wt.write(path, edited), path)
+        self.by_hand.add(path)
         return f"Edited {path}: {_lines(before)} replaced by {_lines(after)}."
 
     def delete_file(self, path: str) -> str:
@@ -235,6 +289,7 @@ class Session:
         self._open()
         rel = self.path(path)
         self._guard(lambda: self.wt.delete(rel), rel)
+        self.by_hand.add(rel)
         return f"Deleted {rel}."
 
     def run_build(self) -> str:
@@ -245,10 +300,11 @@ class Session:
         """Run the configured test command on the worktree as it is now."""
         return self._run("test")
 
-    def create_commit(self, message: str = "") -> str:
+    def create_commit(self, message: str = "", confirm: str = "") -> str:
         """Commit the worktree as it is now. Ends this step. An empty message means the
         spec's message (or, for a fix, `WIP: ` and the failure's summary; with wip = "fixup" in the
-        spec, `fixup! <the logical commit's subject>` with the message as its body)."""
+        spec, `fixup! <the logical commit's subject>` with the message as its body). confirm: only
+        when create_commit named hunks that the spec gives elsewhere, why they belong here."""
         self._open()
         if "\0" in message:
             raise ToolError("message contains a NUL character (\\u0000), which a git commit message cannot hold: "
@@ -256,21 +312,99 @@ class Session:
         parent_tree = tree_of(get_commit(self.wt.repo, self.parent))
         tree = self.wt.tree()
         if tree == parent_tree:
-            raise ToolError("nothing to commit: the worktree equals the previous commit. Apply hunks "
-                            "(apply_hunks) or write files first; call stuck(summary) if this commit "
-                            "should have no changes", "empty")
+            raise ToolError("nothing to commit: the worktree still equals the previous commit (nothing was applied "
+                            "or written in this step). Take this commit's changes first: " + self._next_take()
+                            + "; then call create_commit again", "empty")
+        confirmed: list[str] = []
+        if self.rules is not None:
+            found, back = guards.problems(self.rules, self.start, self.remaining(), self.start_names,
+                                          fix=self.step == "fix")
+            # A reason counts only for what the guards named before (a weak model fills in every
+            # parameter, "yes" included), and only in words.
+            if found and not ({h.id for h in back} <= self.named and guards.a_reason(confirm)):
+                told = {h.id for h in back} <= self.named
+                self.named |= {h.id for h in back}
+                raise ToolError(guards.refusal(found, back, self.start_names, told and bool(confirm.strip())),
+                                "guard")
+            confirmed = [f"{'; '.join(found)}: {confirm.strip()}"] if found else []
         message = message.strip() or self.default_message.strip()
         if self.step == "fix":
             message = fix_message(message, self.fixup_of)
         drift = invented(self.wt.repo, parent_tree, tree, self.base_tree, self.source_tree)
-        self.outcome = Proposed(tree, message, drift.note())
-        return "Accepted: git-retcon commits the worktree with this message. This step is done." + drift.answer()
+        self.outcome = Proposed(tree, message, drift.note(), confirmed)
+        return "Accepted: git-retcon commits the worktree with this message. This step is done." + drift.answer() \
+            + (" Your reason is kept in the commit's note." if confirmed else "")
 
     def stuck(self, summary: str) -> str:
         """Give up on this step: say what a human must decide or fix. Ends this step."""
         self._open()
+        said = echoes(summary, self.steering.said)
+        if said is not None and not self.stuck_steered:
+            self.stuck_steered = True
+            raise ToolError("Not recorded: your summary repeats git-retcon's own answer (" + said[:160]
+                            + ") instead of saying what a human must decide. That answer names the call that gets "
+                            "this step on: make it. Call stuck again only for what a human must decide or fix, "
+                            "in your own words", "other")
         self.outcome = Stuck(summary.strip() or "the model called stuck without a summary")
         return "Recorded. This step is done."
+
+    def _next_take(self) -> str:
+        """The call that takes this commit's changes, for an answer: its paths' hunks, else read_diff."""
+        left = self.remaining()
+        if not left:
+            return ("there is nothing left in the remaining diff, so write what this commit needs "
+                    "(edit_file, write_file)")
+        names = diff.names_of(left)
+        if self.rules is not None and self.rules.paths:
+            mine = [names[h.id] for h in left if guards.matches(h.path, self.rules.paths)][:12]
+            if mine:
+                return f"apply_hunks({mine!r}) takes the remaining hunks under its paths"
+        return f"read_diff() shows the {len(left)} remaining hunks; apply_hunks([...]) takes those that belong here"
+
+    def _puts_back(self, raw: list[str]) -> bool:
+        """Whether items that all begin with '-' name hunks this step applied (a put-back), rather
+        than exclusions (which need a path in the same call)."""
+        done = [i for items in self.taken.values() for i in items]
+        return any(any(d.startswith(r[1:].strip().lower()) for d in done) for r in raw if len(r) > 4)
+
+    def _put_back(self, raw: list[str]) -> str:
+        """Undo hunks this step applied: their files go back to the previous commit, and what else
+        the step applied there is applied again."""
+        done = {p: items for p, items in self.taken.items()}
+        drop: set[str] = set()
+        unknown: list[str] = []
+        for r in raw:
+            key = r[1:].strip().lower()
+            hits = {i for items in done.values() for i in items if i.startswith(key)}
+            if len(hits) == 1:
+                drop |= hits
+            else:
+                unknown.append(r)
+        if unknown:
+            shown = ", ".join(self.start_names.get(i.split(":")[0], i) for items in done.values() for i in items)
+            raise ToolError(f"{', '.join(unknown)}: not a hunk this step applied (or ambiguous); nothing was put "
+                            f"back. '-<id>' alone puts back a hunk applied in this step: {shown or 'none yet'}", "id")
+        paths = sorted({p for p, items in done.items() if drop & set(items)})
+        edited = [p for p in paths if p in self.by_hand]
+        if edited:
+            raise ToolError(f"{', '.join(edited)}: written by hand in this step too (write_file, edit_file, "
+                            "delete_file), so its hunks cannot be put back alone; nothing was put back: restore "
+                            "it with edit_file or write_file", "other")
+        olds = {h.old_path for h in self.start if h.path in paths and h.old_path}
+        self.wt.save_index()
+        git(self.wt.path, "-c", "core.hooksPath=/dev/null", "restore", f"--source={self.parent}", "--staged",
+            "--worktree", "--", *paths, *sorted(olds))
+        self.wt.index.read(True)
+        self.wt.index_changed()
+        again = [i for p in paths for i in done[p] if i not in drop]
+        for p in paths:
+            del self.taken[p]
+        self.applied = {i: p for i, p in self.applied.items() if p not in paths}
+        text = f"Put back {len(drop)} hunk{'s' if len(drop) != 1 else ''} ({', '.join(paths)}): " \
+               "they are in the remaining diff again."
+        if again:
+            text += " " + self.apply_hunks(again).replace("Applied", "Applied again the other", 1)
+        return text
 
     # -- plumbing ------------------------------------------------------------
 

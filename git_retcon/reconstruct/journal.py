@@ -201,6 +201,8 @@ class Journal:
             note["diagnosis"] = brief.text
             note["rework"] = brief.record
         note["invented"] = proposed.invented
+        if proposed.confirmed:
+            note["confirmed"] = proposed.confirmed
         _fill_spent(note, step)
         return Made(w.k, sha, parent, message, note)
 

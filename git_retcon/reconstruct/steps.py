@@ -13,6 +13,7 @@ from git_retcon import diff
 from git_retcon.diff.sums import Sums
 from git_retcon.git.ids import CommitId, tree_of
 from git_retcon.git.plumbing import get_commit
+from git_retcon.model import guards
 from git_retcon.model.args import ToolError
 from git_retcon.model.choose import BUILTIN, tools_mode
 from git_retcon.model.outcome import OverBudget, Proposed, StepKind, Stuck, Unavailable
@@ -38,11 +39,11 @@ WHOLE_DIFF_LEAD = "The whole remaining diff, as read_diff() shows it (no need to
 
 
 def session(w: Work, step: StepKind, parent: CommitId, brief: Brief | None = None) -> Session:
-    """The tools' state for one step, whose work goes on parent."""
+    """The tools' state for one step, whose work goes on parent, and what the spec says of it."""
     if w.run.remaining is None:
         w.run.remaining = diff.RemainingDiff(w.run.repo, w.br.source_tree)
     fix = step == "fix"
-    return Session(
+    s = Session(
         wt=w.wt, source_tree=w.br.source_tree, parent=parent, commands=w.commands, remaining_diff=w.run.remaining,
         step=step,
         # create_commit("") in a fix makes `WIP: <the failure's one-line summary>`
@@ -50,7 +51,21 @@ def session(w: Work, step: StepKind, parent: CommitId, brief: Brief | None = Non
         base_tree=tree_of(get_commit(w.run.repo, w.br.base)),
         fixup_of=w.commit.summary if fix and (w.run.opts.fixup or w.spec.wip == "fixup") else None,
         read_budget=model_window(w).share(0.35, READ_BUDGET, FIXED_CHARS),
+        rules=None if takes_the_rest(w, step) else rules(w),
     )
+    s.begin()
+    return s
+
+
+def rules(w: Work) -> guards.SpecRules:
+    """What the spec gives commit k and the commits after it, for create_commit's guards."""
+    c = w.commit
+    later: dict[str, guards.Later] = {}
+    for j in range(w.k + 1, w.n):
+        nxt = w.spec.commits[j]
+        for hid in nxt.hunks:
+            later.setdefault(hid, guards.Later(j + 1, nxt.summary))
+    return guards.SpecRules(k=w.k + 1, n=w.n, paths=list(c.paths), mine=set(c.hunks), later=later)
 
 
 def model_window(w: Work) -> Window:

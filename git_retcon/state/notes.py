@@ -106,6 +106,7 @@ class CommitNote(_CommitNoteKeys, total=False):
     squashed: Squashed                # a squash that folded WIP commits
     rewritten_from: str               # a squash that only re-parented this commit
     invented: Invented                # lines in neither the base nor the source, counted at create_commit
+    confirmed: list[str]              # what create_commit's guards named, and the model's reason to keep it
 
 
 class _SpentKeys(TypedDict):

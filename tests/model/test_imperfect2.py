@@ -32,9 +32,8 @@ ANSWERS = {
     "Mistral TOOL_CALLS text": r"^Executed: your reply wrote apply_hunks\(.*Result:\nApplied \d+ hunks",
     "trailing space": r"^(?!Error)",
     "missing content": r"^Error: write_file needs content: call write_file\(path: string, content: string\)",
-    "apply again": r"^Error: unknown hunk ids: [0-9a-f]+; nothing was applied\. Applied already in this step: "
-                   r"[0-9a-f]+ \(\S+\): it is in the worktree now and gone from the remaining diff, so leave it out\. "
-                   r"\d+ hunks remain",
+    "apply again": r"^Nothing to apply: [0-9a-f]+ \(\S+\) is in the worktree already \(applied in this step\)\. "
+                   r"\d+ hunks remain\. If this commit is complete, call create_commit\(\)\.",
     "same failing call": r"^Error: create_commit has no parameter 'amend'",
 }
 

@@ -120,7 +120,7 @@ def test_a_signing_failure_is_one_line_not_an_unsigned_commit(tmp_path, scripted
     repo = planned(tmp_path)
     repo.git("config", "commit.gpgSign", "true")
     repo.git("config", "gpg.program", "false")          # a signer that fails, as a locked card would
-    scripted({"*/extract": take("")})
+    scripted({"*/extract": take("util.py")})
 
     res = retcon(repo, "run", "-m", "scripted")
 

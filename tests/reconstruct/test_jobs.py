@@ -11,6 +11,8 @@ from testing.flow import SPEC, call, feature_repo, retcon, retcon_proc, take, tu
 SCRIPT = {"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")}
 # What feature_repo's source has besides app.py: a step that takes it all but LATER.md.
 REST = "util.py|README|notes/"
+# Commit 2 extracted ahead takes util.py's helper, outside its paths: it confirms when create_commit names it.
+CONFIRM = turn(call("create_commit", message="commit", confirm="util.py's helper goes with the docs here"))
 
 
 def planned(path):
@@ -102,13 +104,13 @@ def test_a_failing_commit_sets_the_work_ahead_aside_and_redoes_it_without_the_mo
         "1/extract": take("app.py"),
         "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:util.py")),
                     turn(call("create_commit", message="add the missing helper"))],
-        "2/extract": take(REST),
+        "2/extract": [*take(REST), CONFIRM],
     })
     res = retcon(repo, "run", "-m", "scripted", "--jobs", "2")
     assert res.code == 0, res.text
     assert "Tests... FAIL" in res.out and "Fix attempt 1:" in res.out
     assert "on the fixed commit, without the model" in res.out
-    assert steps(log) == {"1/extract/1": 3, "2/extract/1": 3, "1/fix/1": 2}   # commit 2 asked once
+    assert steps(log) == {"1/extract/1": 3, "2/extract/1": 4, "1/fix/1": 2}   # commit 2 asked once
     assert repo.log("main..feature-clean") == ["later", "docs: explain main", "WIP: add the missing helper",
                                                "app: use two()"]
     assert repo.tree("feature-clean") == repo.tree("feature")
@@ -127,12 +129,12 @@ def test_work_ahead_that_no_longer_applies_is_extracted_again(tmp_path, scripted
         "1/extract": take("app.py"),
         "1/fix/1": [turn(call("write_file", path="util.py", content=helper)),
                     turn(call("create_commit", message="a helper of my own"))],
-        "2/extract": take(REST),
+        "2/extract": [*take(REST), CONFIRM],
     })
     res = retcon(repo, "run", "-m", "scripted", "--jobs", "2")
     assert res.code == 0, res.text
     assert "does not apply on the fixed commit: extracting it again" in res.out
-    assert steps(log)["2/extract/1"] == 6     # twice: ahead, then again
+    assert steps(log)["2/extract/1"] == 8     # twice: ahead, then again
     assert repo.tree("feature-clean") == repo.tree("feature")
     assert repo.log("main..feature-clean") == ["later", "docs: explain main", "WIP: a helper of my own",
                                                "app: use two()"]
@@ -140,7 +142,7 @@ def test_work_ahead_that_no_longer_applies_is_extracted_again(tmp_path, scripted
     chain = repo.git("rev-list", "refs/retcon/feature-clean").split()
     spent = [s for sha in chain if (text := repo.git("notes", "--ref=refs/notes/retcon", "show", sha, check=False))
              for s in json.loads(text).get("spent", [])]
-    assert [(s["why"], s["index"], s["calls"]) for s in spent] == [("set aside", 2, 3)]
+    assert [(s["why"], s["index"], s["calls"]) for s in spent] == [("set aside", 2, 4)]
 
 
 def test_a_stuck_answer_given_ahead_stops_once_the_commit_before_passes(tmp_path, scripted):
@@ -163,12 +165,12 @@ def test_two_commits_made_ahead_of_a_failing_one_are_both_redone_without_the_mod
         "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:util.py")),
                     turn(call("create_commit", message="add the missing helper"))],
         "2/extract": take("README"),
-        "3/extract": take("notes/|util.py"),   # ahead, on the failing commit 1: util.py's helper too
+        "3/extract": [*take("notes/|util.py"), CONFIRM],   # ahead, on the failing commit 1: util.py's helper too
     })
     res = retcon(repo, "run", "-m", "scripted", "--jobs", "2")
     assert res.code == 0, res.text
     assert res.out.count("on the fixed commit, without the model") == 2
-    assert steps(log) == {"1/extract/1": 3, "2/extract/1": 3, "3/extract/1": 3, "1/fix/1": 2}
+    assert steps(log) == {"1/extract/1": 3, "2/extract/1": 3, "3/extract/1": 4, "1/fix/1": 2}
     assert repo.log("main..feature-clean") == ["later", "notes", "docs: explain main", "WIP: add the missing helper",
                                                "app: use two()"]
     assert repo.tree("feature-clean") == repo.tree("feature")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from testing.flow import SPEC, feature_repo, retcon, take
+from testing.flow import SPEC, call, feature_repo, retcon, take, turn
 
 
 @pytest.fixture
@@ -37,7 +37,9 @@ def test_the_last_commit_is_taken_by_plain_code_without_a_model_call(project, sc
 
 
 def test_a_last_commit_left_with_nothing_is_complete_with_no_commit(project, scripted):
-    scripted({"1/extract": take("util.py"), "2/extract": take("")})   # commit 2 takes everything left
+    # Commit 2 takes everything left, and confirms it when create_commit's guard names that.
+    scripted({"1/extract": take("util.py"),
+              "2/extract": [*take(""), turn(call("create_commit", confirm="the docs commit is all that is left"))]})
     res = retcon(project, "run", "-m", "scripted")
     assert res.code == 0, res.text
     assert "Nothing left for it: no change of the source is left" in res.out

@@ -55,7 +55,9 @@ def test_applied_and_written_files_go_through_the_filters(tmp_path, scripted):
               "2/extract": [turn(call("apply_hunks", hunk_ids="$ids:notes.txt")),
                             # What read_file shows the model, and what it writes back: CRLF.
                             turn(call("write_file", path="hand.txt", content="by\r\nhand\r\n")),
-                            turn(call("create_commit", message=""))],
+                            turn(call("create_commit", message="")),
+                            # It took every change left, though it is not the last: it says why.
+                            turn(call("create_commit", message="", confirm="the last commit is a leftover"))],
               "3/extract": [turn(call("stuck", summary="look at the worktree"))]})
     res = retcon(repo, "run", "-m", "scripted")
     # Commit 3 stops the run, the worktree kept at commit 2.
@@ -63,7 +65,8 @@ def test_applied_and_written_files_go_through_the_filters(tmp_path, scripted):
     for path in ("secret.sec", "notes.txt", "hand.txt"):   # the blobs `git add` stored on the source
         assert repo.rev(f"feature-clean:{path}") == repo.rev(f"feature:{path}"), path
     # CRLF is what eol=crlf checks out, and git add stores LF, as the source has: no warning.
-    wrote = [r for ln in log.read_text().splitlines() for r in json.loads(ln)["results"] if r.startswith("Wrote")]
+    wrote = sorted({r for ln in log.read_text().splitlines() for r in json.loads(ln)["results"]
+                    if r.startswith("Wrote")})
     assert wrote == ["Wrote hand.txt (10 characters)."], wrote
     # The worktree holds what a checkout of the cleaned branch holds, and git sees no change.
     wt = GitRepo(repo.path / ".git" / "retcon" / "worktrees" / "feature-clean")

@@ -1,0 +1,104 @@
+"""What create_commit checks before it accepts an extraction: that the step took nothing the
+spec gives to another commit. A weak model applies every hunk it sees, or the hunks of the
+wrong commit, and the build and tests pass all the same (the tree is the source's); only the
+spec knows better. Each problem is named back with the hunks, and the model puts them back
+(apply_hunks(["-<id>"])) or confirms with a reason, which the commit's note keeps.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+
+from git_retcon.diff import Hunk
+
+SHOWN = 12          # hunks named per problem
+
+
+def matches(path: str, patterns: list[str]) -> bool:
+    """fnmatch globs (`*` crosses directories); a plain name also matches what lies under it."""
+    for pat in patterns:
+        pat = pat.strip().lstrip("./") if pat.startswith("./") else pat.strip()
+        if fnmatch.fnmatchcase(path, pat) or path == pat.rstrip("/") or path.startswith(pat.rstrip("/") + "/"):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Later:
+    """A later logical commit that the plan gave hunks to."""
+
+    k: int            # 1-based
+    summary: str
+
+
+@dataclass
+class SpecRules:
+    """What the spec says about one extraction: the commit's paths and planned hunks, the hunks
+    planned for later commits, and whether it is the last (which takes everything)."""
+
+    k: int = 0                                          # 1-based
+    n: int = 0
+    paths: list[str] = field(default_factory=list)
+    mine: set[str] = field(default_factory=set)          # hunk ids planned for this commit
+    later: dict[str, Later] = field(default_factory=dict)  # hunk id -> the later commit planned for it
+
+    @property
+    def is_last(self) -> bool:
+        return self.k == self.n
+
+
+def _named(hunks: list[Hunk], names: dict[str, str]) -> str:
+    shown = ", ".join(f"{names.get(h.id, h.id)} ({h.path})" for h in hunks[:SHOWN])
+    return shown + (f" and {len(hunks) - SHOWN} more" if len(hunks) > SHOWN else "")
+
+
+def problems(rules: SpecRules, start: list[Hunk], left: list[Hunk], names: dict[str, str],
+             fix: bool = False) -> tuple[list[str], list[Hunk]]:
+    """What the step took that the spec gives elsewhere, in words, and those hunks (to put back).
+    start: the remaining diff when the step began; left: now; names: the ids as shown at the start.
+    A fix may take later commits' hunks (that is what a fix is for): only taking everything counts."""
+    now = {h.id for h in left}
+    taken = [h for h in start if h.id not in now]
+    found: list[str] = []
+    back: list[Hunk] = []
+    if not taken:
+        return found, back
+    if not fix:
+        later = [h for h in taken if h.id in rules.later and h.id not in rules.mine]
+        if later:
+            by = sorted({rules.later[h.id].k for h in later})
+            found.append(f"{len(later)} hunk{'s' if len(later) != 1 else ''} that the plan gives to later commits "
+                         f"({', '.join(f'commit {k}' for k in by)}): {_named(later, names)}")
+            back += later
+        if rules.paths:
+            outside = [h for h in taken if not matches(h.path, rules.paths) and h.id not in rules.mine
+                       and h not in back]
+            if outside:
+                found.append(f"{len(outside)} hunk{'s' if len(outside) != 1 else ''} outside this commit's paths "
+                             f"{rules.paths}: {_named(outside, names)}")
+                back += outside
+    if not left and not rules.is_last and rules.n:
+        found.append(f"every remaining change ({len(taken)} hunks), though this is commit {rules.k} of {rules.n}: "
+                     "the commits after it would have nothing left")
+        if not back:
+            back = taken
+    return found, back
+
+
+def a_reason(text: str) -> bool:
+    """Whether a confirmation says why in words (three at least), not "yes" or "ok"."""
+    return len(re.findall(r"[^\W\d_]{2,}", text)) >= 3
+
+
+def refusal(found: list[str], back: list[Hunk], names: dict[str, str], weak: bool = False) -> str:
+    """create_commit's answer when the guards found something: what, and the two ways on.
+    weak: a confirmation was sent, but it gives no reason in words."""
+    ids = [names.get(h.id, h.id) for h in back[:SHOWN]]
+    put = ", ".join(f'"-{i}"' for i in ids)
+    return ("Not committed: this commit took " + "; and ".join(found) + ". Put back what belongs elsewhere with "
+            f"apply_hunks([{put}]) ('-' before a hunk this step applied puts it back), then call create_commit "
+            "again; or, if they do belong here, call create_commit(confirm=\"why they belong here\") and the "
+            "reason is kept in the commit's note"
+            + (". Your confirm gives no reason: say in a sentence why these hunks belong to this commit" if weak
+               else ""))

@@ -1,0 +1,161 @@
+"""Guards a weak model cannot slip past: create_commit names hunks the spec gives elsewhere (planned
+for a later commit, outside the commit's paths, or every remaining change in a commit that is not
+the last), the model puts them back or confirms with a reason (kept in the note); a near-miss id
+is answered with the id meant; no answer invites stuck for a state a call can change; a stuck
+summary that only echoes an answer is sent back once."""
+from __future__ import annotations
+
+import json
+
+from testing.flow import SPEC, call, feature_repo, retcon, turn
+from testing.gitrepo import GitRepo
+
+
+def planned(tmp_path, spec: str = SPEC) -> GitRepo:
+    repo = feature_repo(tmp_path / "repo")
+    (tmp_path / "spec.toml").write_text(spec)
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
+    return repo
+
+
+def only_util(repo: GitRepo, rev: str) -> bool:
+    """Whether rev is main with feature's util.py: the first logical commit of SPEC."""
+    return repo.git("diff", "--name-only", "main", rev).split() == ["util.py"] and \
+        repo.git("show", f"{rev}:util.py") == repo.git("show", "feature:util.py")
+
+
+def entries(log) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def note(repo: GitRepo, rev: str) -> dict:
+    return json.loads(repo.git("notes", "--ref=retcon", "show", rev))
+
+
+def _hunks(repo: GitRepo):
+    import pygit2
+
+    from git_retcon.diff.remaining import remaining
+    r = pygit2.Repository(str(repo.path))
+    return remaining(r, str(r.revparse_single("main").tree_id), str(r.revparse_single("feature").tree_id))
+
+
+HINTS_ONLY = """\
+source = "feature"
+remote = "main"
+cleaned = "feature-clean"
+
+[[commit]]
+message = "util: add two()"
+hints = "Only util.py."
+
+[[commit]]
+message = "app: use two()"
+
+[[commit]]
+message = "docs: explain main"
+"""
+
+
+def answers(log, key="1/extract/1") -> list[str]:
+    return [e for e in entries(log) if e["keys"] == [key]][-1]["results"]
+
+
+def test_hunks_the_plan_gives_a_later_commit_are_named_and_put_back(tmp_path, scripted):
+    repo = feature_repo(tmp_path / "repo")
+    ids = {h.path: h.id for h in _hunks(repo)}
+    spec = SPEC.replace('hints = "Only util.py."\npaths = ["util.py"]', f'hunks = ["{ids["util.py"]}"]') \
+        .replace('paths = ["app.py"]', f'hunks = ["{ids["app.py"]}"]')
+    (tmp_path / "spec.toml").write_text(spec)
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
+    log = scripted({"1/extract": [turn(call("read_diff")),
+                                  turn(call("apply_hunks", hunk_ids="$ids:app.py|util.py")),
+                                  turn(call("create_commit")),
+                                  turn(call("apply_hunks", hunk_ids="$back:app.py")), turn(call("create_commit"))],
+                    "2/extract": [turn(call("apply_hunks", hunk_ids="$ids:app.py")), turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    refused = answers(log)[2]
+    app = ids["app.py"][:4]
+    assert refused.startswith(f"Error: Not committed: this commit took 1 hunk that the plan gives to later commits "
+                              f"(commit 2): {app} (app.py). Put back what belongs elsewhere with "
+                              f'apply_hunks(["-{app}"])')
+    assert 'create_commit(confirm="why they belong here")' in refused
+    assert only_util(repo, "feature-clean~2")
+    assert "confirmed" not in note(repo, "feature-clean~2")
+
+
+def test_hunks_outside_the_paths_are_confirmed_with_a_reason_kept_in_the_note(tmp_path, scripted):
+    repo = planned(tmp_path)
+    log = scripted({"1/extract": [turn(call("read_diff")), turn(call("apply_hunks", hunk_ids="$ids:README|util.py")),
+                                  # A confirmation before the guard named anything, or without words, is no reason.
+                                  turn(call("create_commit", confirm="yes")),
+                                  turn(call("create_commit", confirm="yes")),
+                                  turn(call("create_commit", confirm="the README line documents two()"))],
+                    "2/extract": [turn(call("apply_hunks", hunk_ids="$ids:app.py")), turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    first, weak = answers(log)[2:4]
+    assert first.startswith("Error: Not committed: this commit took 1 hunk outside this commit's paths ['util.py']:")
+    assert "no reason" not in first
+    assert "Your confirm gives no reason: say in a sentence why these hunks belong to this commit" in weak
+    assert repo.git("diff", "--name-only", "main", "feature-clean~2").split() == ["README", "util.py"]
+    confirmed = note(repo, "feature-clean~2")["confirmed"]
+    assert len(confirmed) == 1 and "outside this commit's paths" in confirmed[0]
+    assert confirmed[0].endswith(": the README line documents two()")
+
+
+def test_every_remaining_change_in_a_commit_that_is_not_the_last_is_refused(tmp_path, scripted):
+    repo = planned(tmp_path, HINTS_ONLY)
+    log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids=["."])), turn(call("create_commit")),
+                                  turn(call("apply_hunks", hunk_ids="$back:app.py|README|notes/")),
+                                  turn(call("create_commit"))],
+                    "2/extract": [turn(call("apply_hunks", hunk_ids=["app.py"])), turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert "this commit took every remaining change (4 hunks), though this is commit 1 of 3: the commits after " \
+           "it would have nothing left" in answers(log)[1]
+    assert answers(log)[2].startswith("Put back 3 hunks (README, app.py, notes/todo.txt)")
+    assert only_util(repo, "feature-clean~2")
+
+
+def test_a_near_miss_id_is_answered_with_the_id_meant(tmp_path, scripted):
+    repo = planned(tmp_path, HINTS_ONLY)
+    log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids="$near:util.py")),
+                                  turn(call("apply_hunks", hunk_ids="$ids:util.py")), turn(call("create_commit"))],
+                    "2/extract": [turn(call("apply_hunks", hunk_ids=["app.py"])), turn(call("create_commit"))]})
+    assert retcon(repo, "run", "-m", "scripted").code == 0
+    util = next(h.id for h in _hunks(repo) if h.path == "util.py")[:4]
+    assert f"'t{util}': did you mean {util} (util.py)?" in answers(log)[0]
+
+
+def test_nothing_to_commit_names_the_call_to_make_and_never_invites_stuck(tmp_path, scripted):
+    repo = planned(tmp_path, HINTS_ONLY)
+    log = scripted({"1/extract": [turn(call("create_commit")), turn(call("stuck", summary="done"))]})
+    retcon(repo, "run", "-m", "scripted")
+    empty = answers(log)[0]
+    assert empty.startswith("Error: nothing to commit: the worktree still equals the previous commit")
+    assert "read_diff() shows the 4 remaining hunks; apply_hunks([...]) takes those that belong here" in empty
+    assert "stuck" not in empty.split("Steering")[0]
+
+
+def test_a_stuck_summary_that_echoes_an_answer_is_sent_back_once(tmp_path, scripted):
+    repo = planned(tmp_path, HINTS_ONLY)
+    echo = "nothing to commit: the worktree still equals the previous commit, nothing was applied"
+    log = scripted({"1/extract": [turn(call("create_commit")), turn(call("stuck", summary=echo)),
+                                  turn(call("stuck", summary=echo))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 3
+    sent_back = answers(log)[1]
+    assert sent_back.startswith("Error: Not recorded: your summary repeats git-retcon's own answer (Error: nothing "
+                                "to commit")
+    stored = repo.git("show", "refs/retcon/feature-clean:spec.toml")
+    assert f"stuck = {json.dumps(echo)}" in stored      # the second time, it is the model's word
+
+
+def test_a_stuck_summary_of_its_own_is_recorded_at_once(tmp_path, scripted):
+    repo = planned(tmp_path, HINTS_ONLY)
+    own = "The hints ask for util.py only, but two() is used by tests that the spec puts later: reorder them."
+    scripted({"1/extract": [turn(call("create_commit")), turn(call("stuck", summary=own))]})
+    assert retcon(repo, "run", "-m", "scripted").code == 3
+    assert json.dumps(own) in repo.git("show", "refs/retcon/feature-clean:spec.toml")

@@ -2,7 +2,8 @@
 mistakes and all, registered through llm's plugin manager like the scripted model.
 
 What it means to do, for an extraction: read the diff, apply the hunks of the prompt's
-index whose paths match the commit's `Paths:`, sometimes rewrite one of those files
+index whose paths match the commit's `Paths:` (or, with none, the globs its hints list after
+`Files:`, as a spec that names files only in prose), sometimes rewrite one of those files
 whole (read_file, then write_file), and commit. Before each of these it may first make
 one of the mistakes mid-size models make with tool calling: an unknown tool, a wrong
 argument type, invented ids, `./` and absolute paths, text instead of a call, a tool
@@ -90,7 +91,8 @@ class Plan:
         self.seed = seed
         fields = read_step(prompt)
         self.message = fields.summary or "commit"
-        self.patterns: list[str] = fields.paths
+        files = re.search(r"^Files: (.*)$", prompt, re.M)
+        self.patterns: list[str] = fields.paths or ([p.strip() for p in files[1].split(",")] if files else [])
         # The prompt's index ("<id> <path> <kind> +a -r ..."), or the whole diff ("hunk <id> <path> (<kind>)").
         index = diff.read_index(prompt) + diff.read_hunks(prompt)
         self.hunks = [(h.id, h.path, h.kind) for h in index if matches(h.path, self.patterns)]

@@ -10,10 +10,11 @@ The script (JSON, path in $RETCON_SCRIPT) maps a step to the turns the model pla
 The step key comes from the prompt (`Commit k/N`, `Step: extract` or `Step: fix
 (attempt a)`), the turn from the number of model turns so far, so the model is
 stateless and survives the process being killed. "$ids:PREFIX" expands to the
-hunk ids under PREFIX seen in the prompt or in earlier tool results (under any of
-"A|B|..."; "$ids_json:" and "$ids_csv:" to them as one JSON or comma-separated string;
-"$back:" to each id with a '-' before it, a put-back; "$near:" to each with a stray 't' before
-it, a near miss). A call with "deep": N has its arguments' first value nested N lists deep. Every call is appended to
+hunk ids under PREFIX seen in the prompt (its index, whole diff, brief and the hunks applied
+for the model) or in earlier tool results (under any of "A|B|..."; "$ids_json:" and
+"$ids_csv:" to them as one JSON or comma-separated string; "$back:" to each id with a '-'
+before it, a put-back; "$near:" to each with a stray 't' before it, a near miss). A call with
+"deep": N has its arguments' first value nested N lists deep. Every call is appended to
 $RETCON_SCRIPT_LOG (JSON lines) for tests to assert on.
 
 Plan prompts (`Step: plan`, `Step: plan-chunk`, `Step: plan-combine`, each
@@ -99,6 +100,14 @@ def step_keys(prompt: str) -> list[str]:
             f"{step}/{attempt}", step]
 
 
+_LISTED = re.compile(rf"^  ([0-9a-f]{{4,40}}) (.+?) (?:{'|'.join(diff.KINDS)}) \+\d+ -\d+", re.M)
+
+
+def listed(text: str) -> list[diff.Shown]:
+    """Hunks a prompt lists indented (those applied for the model: prompts/applied.md)."""
+    return [diff.Shown(m[1], m[2], "") for m in _LISTED.finditer(text)]
+
+
 def done_before(prompt: str) -> int:
     """The calls a step made before its conversation was cut back to fit the context window: the
     digest that the new prompt carries lists them, one a line (one call a turn, in the scripts
@@ -179,7 +188,8 @@ class ScriptedModel(llm.Model):
         turns: list[dict[str, Any]] = next((script[k] for k in step_keys(user) if k in script), [])
         play = turns[turn] if turn < len(turns) else {"text": "I have nothing more to do."}
         # Ids as read_diff and the prompt show them: abbreviated (4 hex digits or more), or whole.
-        seen = [(h.id, h.path) for text in [user, *results] for h in diff.read_hunks(text) + diff.read_index(text)]
+        seen = [(h.id, h.path) for text in [user, *results] for h in diff.read_hunks(text) + diff.read_index(text)
+                + [h for h, _ in diff.read_candidates(text)] + listed(text)]
         chars = sum(len(getattr(p, "text", "") or getattr(p, "output", "") or "") for m in messages for p in m.parts)
         # What a backend sends besides the messages: the answer's schema, the tools' definitions.
         chars += len(json.dumps(prompt.schema)) if prompt.schema else 0

@@ -54,10 +54,11 @@ def _named(hunks: list[Hunk], names: dict[str, str]) -> str:
 
 
 def problems(rules: SpecRules, start: list[Hunk], left: list[Hunk], names: dict[str, str],
-             fix: bool = False) -> tuple[list[str], list[Hunk]]:
+             fix: bool = False, prepared: frozenset[str] = frozenset()) -> tuple[list[str], list[Hunk]]:
     """What the step took that the spec gives elsewhere, in words, and those hunks (to put back).
     start: the remaining diff when the step began; left: now; names: the ids as shown at the start.
-    A fix may take later commits' hunks (that is what a fix is for): only taking everything counts."""
+    A fix may take later commits' hunks (that is what a fix is for): only the model taking
+    everything counts (not the rework brief's candidates, `prepared`, that plain code applied)."""
     now = {h.id for h in left}
     taken = [h for h in start if h.id not in now]
     found: list[str] = []
@@ -78,7 +79,7 @@ def problems(rules: SpecRules, start: list[Hunk], left: list[Hunk], names: dict[
                 found.append(f"{len(outside)} hunk{'s' if len(outside) != 1 else ''} outside this commit's paths "
                              f"{rules.paths}: {_named(outside, names)}")
                 back += outside
-    if not left and not rules.is_last and rules.n:
+    if not left and not rules.is_last and rules.n and not (fix and all(h.id in prepared for h in taken)):
         found.append(f"every remaining change ({len(taken)} hunks), though this is commit {rules.k} of {rules.n}: "
                      "the commits after it would have nothing left")
         if not back:

@@ -1,13 +1,14 @@
 """`retcon-paths`: git-retcon's built-in, offline, deterministic model.
 
-It is an ordinary llm plugin model that drives the same tools as any other: for
-an extraction it reads the remaining diff under the commit's `paths`, applies
-every hunk whose path matches and every hunk the plan assigned to the commit
-(the prompt's `Assigned hunks:` line), and commits. In a fix step it reads the
-rework brief in its prompt and applies the brief's candidate hunks in a WIP
-commit: those that define what is missing (and their imports, or a missing
-module) first, else those that touch the failing files. With no candidate to
-take, or none that applies, it calls stuck with the brief, for a human to act on.
+It is an ordinary llm plugin model that drives the same tools as any other. Plain
+code applies what the spec gives a commit before any model is called (the hunks
+under its `paths` and those the plan assigned it; in a fix, the rework brief's
+candidate hunks, those that define what is missing first: reconstruct/steps.py),
+so when the prompt says "Applied for you", retcon-paths only commits. Otherwise,
+for an extraction it reads the remaining diff under the commit's `paths` and
+applies what matches (and the `Assigned hunks:`); in a fix it applies the brief's
+candidates itself. With nothing to take, or nothing that applies, it calls stuck
+(with the brief in a fix), for a human to act on.
 (The last logical commit's extraction calls no model at all: plain code takes every
 remaining hunk, reconstruct/steps.py.)
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import llm
 from llm.parts import Message, TextPart, ToolCallPart, ToolResultPart
@@ -28,7 +29,7 @@ from git_retcon.model.protocol import read_result, written
 from git_retcon.model.textcalls import read_calls
 from git_retcon.model.tools import TOOL_NAMES
 
-__all__ = ["PathsModel", "candidates", "matches", "next_call", "tool_exchanges", "user_text"]
+__all__ = ["PathsModel", "candidates", "defining_first", "matches", "next_call", "tool_exchanges", "user_text"]
 
 GLOB_CHARS = re.compile(r"[*?\[]")
 
@@ -91,6 +92,10 @@ def next_call(prompt: str, done: list[tuple[str, dict[str, Any], str]]) -> tuple
         return "stuck", {"summary": "retcon-paths took what the spec gives this commit, and create_commit refused "
                          f"it: {done[-1][2].removeprefix('Error: ')[:600]}"}
     fields = read_step(prompt)
+    if fields.applied and not done:
+        # Plain code applied what the spec (or the brief) gives this step: nothing is left to choose.
+        return "create_commit", {"message": fix_message(candidates(fields.brief)) if fields.step == "fix"
+                                 else fields.summary or "changes"}
     if fields.step == "fix":
         return fix_call(fields, done)
     patterns = fields.paths
@@ -126,13 +131,20 @@ def next_call(prompt: str, done: list[tuple[str, dict[str, Any], str]]) -> tuple
     return "create_commit", {"message": fields.summary or "changes"}
 
 
-def candidates(brief: str) -> list[tuple[str, str, str]]:
-    """(hunk id, path, reason) of the brief's candidate hunks: the defining ones
-    (a definition of a missing name, the imports beside it, a missing module) if
-    there are any, else those that only touch a failing file."""
-    found = [(h.id, h.path, reason) for h, reason in diff.read_candidates(brief)]
-    defining = [c for c in found if not c[2].startswith("touches the failing file")]
+T = TypeVar("T", bound=tuple[Any, ...])
+
+
+def defining_first(found: list[T]) -> list[T]:
+    """Of the rework brief's candidates (each a tuple whose last item is its reason): the defining
+    ones (a definition of a missing name, the imports beside it, a missing module) if there are
+    any, else those that only touch a failing file. What a fix takes first, by plain code."""
+    defining = [c for c in found if not str(c[-1]).startswith("touches the failing file")]
     return defining or found
+
+
+def candidates(brief: str) -> list[tuple[str, str, str]]:
+    """(hunk id, path, reason) of the brief's candidate hunks, defining ones first (defining_first)."""
+    return defining_first([(h.id, h.path, reason) for h, reason in diff.read_candidates(brief)])
 
 
 def fix_call(fields: StepPrompt, done: list[tuple[str, dict[str, Any], str]]) -> tuple[str, dict[str, Any]]:

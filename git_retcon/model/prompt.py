@@ -21,6 +21,7 @@ def template(name: str) -> Template:
 _HEADING = re.compile(r"^(?:Commit|Chunk|Part) (?P<k>\d+)/(?P<n>\d+)(?:: (?P<summary>.*))?$", re.M)
 _STEP = re.compile(r"^Step: (?P<step>[\w-]+)(?: \(attempt (?P<attempt>\d+)\))?", re.M)
 _BRIEF = re.compile(r"<brief>\n?(.*?)\n?</brief>", re.S)
+_APPLIED = re.compile(r"^Applied for you: .*\n((?:  \S.*\n?)+)", re.M)
 
 
 @dataclass
@@ -35,6 +36,7 @@ class StepPrompt:
     paths: list[str] = field(default_factory=list)
     assigned: str = ""              # the `Assigned hunks:` value (diff.read_assigned reads its ids)
     brief: str = ""                 # a fix prompt's rework brief
+    applied: list[str] = field(default_factory=list)   # ids of the hunks git-retcon applied before the model
 
 
 def read_step(prompt: str) -> StepPrompt:
@@ -51,6 +53,8 @@ def read_step(prompt: str) -> StepPrompt:
     out.assigned = _field(prompt, "Assigned hunks")
     if m := _BRIEF.search(prompt):
         out.brief = m.group(1).strip()
+    if m := _APPLIED.search(prompt):
+        out.applied = [ln.split()[0] for ln in m.group(1).splitlines() if re.match(r"  [0-9a-f]{4,40} ", ln)]
     return out
 
 

@@ -64,11 +64,13 @@ class Session:
     applied: dict[str, str] = field(default_factory=dict)   # hunks this step applied whole: id -> path
     read_budget: int = READ_BUDGET                # characters of a read_diff page or read_file answer
     rules: guards.SpecRules | None = None         # an extraction: what the spec gives this commit and later ones
+    prepared: list[str] = field(default_factory=list)   # items plain code applies first (again on a restart)
     start: list[diff.Hunk] = field(default_factory=list)   # the remaining diff as the step began
     start_names: dict[str, str] = field(default_factory=dict)   # their ids as shown then
     taken: dict[str, list[str]] = field(default_factory=dict)   # path -> items applied there (whole ids)
     by_hand: set[str] = field(default_factory=set)    # paths written by write_file, edit_file, delete_file
     stuck_steered: bool = False                   # a stuck summary that echoed an answer was sent back once
+    opening: str = ""                             # what applying the prepared items answered
     named: set[str] = field(default_factory=set)  # hunk ids create_commit's guards named in this step
 
     def __post_init__(self) -> None:
@@ -85,13 +87,25 @@ class Session:
         if self.outcome is not None:
             raise ToolError("this step has already ended; reply with a one-line summary", "state")
 
-    def begin(self) -> None:
-        """The step's start: the remaining diff noted, which create_commit's guards compare with."""
+    def begin(self) -> str:
+        """The step's start: the remaining diff noted (the guards compare with it), then the
+        prepared items applied by plain code. The answer says what they did (or why not)."""
         self.start = list(self.remaining())
         self.start_names = dict(diff.names_of(self.start))
+        self.opening = ""
+        if self.prepared:
+            try:
+                self.opening = self.apply_hunks(self.prepared)
+            except ToolError as exc:
+                self.wt.reset(self.parent)
+                self.applied.clear()
+                self.taken.clear()
+                self.opening = f"Error: {exc}"
+        return self.opening
 
     def restart(self) -> None:
-        """Back to the start of the step (a model error cut it short): the worktree at parent."""
+        """Back to the start of the step (a model error cut it short): the worktree at parent,
+        and what plain code applies first applied again."""
         self.wt.reset(self.parent)
         self.outcome = None
         self.applied.clear()
@@ -318,7 +332,7 @@ class Session:
         confirmed: list[str] = []
         if self.rules is not None:
             found, back = guards.problems(self.rules, self.start, self.remaining(), self.start_names,
-                                          fix=self.step == "fix")
+                                          fix=self.step == "fix", prepared=self.prepared_ids())
             # A reason counts only for what the guards named before (a weak model fills in every
             # parameter, "yes" included), and only in words.
             if found and not ({h.id for h in back} <= self.named and guards.a_reason(confirm)):
@@ -347,6 +361,10 @@ class Session:
                             "in your own words", "other")
         self.outcome = Stuck(summary.strip() or "the model called stuck without a summary")
         return "Recorded. This step is done."
+
+    def prepared_ids(self) -> frozenset[str]:
+        """The whole ids of the hunks plain code applied at the step's start."""
+        return frozenset(h.id for h in self.start if any(h.id.startswith(p.lower()) for p in self.prepared))
 
     def _next_take(self) -> str:
         """The call that takes this commit's changes, for an answer: its paths' hunks, else read_diff."""

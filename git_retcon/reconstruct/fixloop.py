@@ -76,10 +76,11 @@ def _fix_step(w: Work, journal: Journal, diag: rework.Diagnosis, attempt: int) -
     ui = w.run.ui
     tip = w.tip()
     w.wt.reset(tip)
-    session = steps.session(w, "fix", tip, diag.brief)
+    session = steps.session(w, "fix", tip, diag.brief, diag.blame.candidates)
     values = steps.prompt_values(w, session)
-    # The candidates' ids as read_diff shows them (the note keeps them whole).
-    shown = diff.names_of(session.remaining())
+    # The candidates' ids as read_diff showed them when the step began, before the candidates were
+    # applied for the model (the note keeps them whole).
+    shown = session.start_names
     values.update(attempt=str(attempt), brief=diff.shorten(diag.brief.text, shown))
     candidates = diag.blame.candidates
     if candidates:

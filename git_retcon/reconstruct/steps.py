@@ -1,6 +1,12 @@
 """One model step of the loop (an extraction or a fix): its prompt's values, the
 tools' session, the call, and the tokens it spent, counted against --max-tokens.
 A step returns what it made (model/outcome.py); it records nothing but its cost.
+
+Judgement only where it is needed: where the spec already says which changes belong to a
+commit (the hunks `plan` assigned it, its `paths`), plain code applies them before the model is
+called, and a fix starts with the rework brief's candidate hunks applied (those that define
+what is missing first); the prompt says what was applied, and the model confirms or adjusts
+with the same tools. The guards of create_commit (model/guards.py) know the spec too.
 """
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ from git_retcon.model import guards
 from git_retcon.model.args import ToolError
 from git_retcon.model.choose import BUILTIN, tools_mode
 from git_retcon.model.outcome import OverBudget, Proposed, StepKind, Stuck, Unavailable
+from git_retcon.model.paths import defining_first
 from git_retcon.model.prompt import template
 from git_retcon.model.retry import retry_reporter
 from git_retcon.model.step import ModelUnavailable, StepResult, run_step
@@ -31,15 +38,20 @@ from git_retcon.ui import plural
 if TYPE_CHECKING:
     # rework (failure parsers: many regexes) is imported when a build or test fails, not at start-up.
     from git_retcon.rework import Brief
+    from git_retcon.rework.blame import Candidate
 
 INDEX_BUDGET = 12000
 FIXED_CHARS = 7000      # the system prompt and the tools' descriptions, about (the window's share is of the rest)
 # How an extraction prompt introduces the whole remaining diff, when it carries it.
 WHOLE_DIFF_LEAD = "The whole remaining diff, as read_diff() shows it (no need to call it):"
+# What a prompt says of the rest, when plain code applied what the spec decides.
+PREPARED_LEAD = "(not shown: read_diff() lists it, if something named above is missing)"
 
 
-def session(w: Work, step: StepKind, parent: CommitId, brief: Brief | None = None) -> Session:
-    """The tools' state for one step, whose work goes on parent, and what the spec says of it."""
+def session(w: Work, step: StepKind, parent: CommitId, brief: Brief | None = None,
+            candidates: list[Candidate] | None = None) -> Session:
+    """The tools' state for one step, whose work goes on parent; what the spec (or a fix's rework
+    brief) already decides is applied before the model is asked."""
     if w.run.remaining is None:
         w.run.remaining = diff.RemainingDiff(w.run.repo, w.br.source_tree)
     fix = step == "fix"
@@ -53,6 +65,9 @@ def session(w: Work, step: StepKind, parent: CommitId, brief: Brief | None = Non
         read_budget=model_window(w).share(0.35, READ_BUDGET, FIXED_CHARS),
         rules=None if takes_the_rest(w, step) else rules(w),
     )
+    if not takes_the_rest(w, step):
+        start = s.remaining()
+        s.prepared = _decided(w, start, candidates) if fix else _decided(w, start)
     s.begin()
     return s
 
@@ -68,6 +83,21 @@ def rules(w: Work) -> guards.SpecRules:
     return guards.SpecRules(k=w.k + 1, n=w.n, paths=list(c.paths), mine=set(c.hunks), later=later)
 
 
+def _decided(w: Work, remaining: list[diff.Hunk], candidates: list[Candidate] | None = None) -> list[str]:
+    """The hunks plain code applies before the model: for an extraction, those the plan assigned
+    to the commit and those under its paths; for a fix, the brief's candidates (those that define
+    what is missing first, as retcon-paths takes them)."""
+    live = {h.id for h in remaining}
+    if candidates is not None:
+        pairs = [(c.hunk.id, c.reason) for c in candidates if c.hunk.id in live]
+        return list(dict.fromkeys(hid for hid, _ in defining_first(pairs)))
+    c = w.commit
+    ids = [hid for hid in c.hunks if hid in live]
+    if c.paths:
+        ids += [h.id for h in remaining if guards.matches(h.path, c.paths)]
+    return list(dict.fromkeys(ids))
+
+
 def model_window(w: Work) -> Window:
     """The model's context window, worked out once per run (and said once)."""
     run = w.run
@@ -78,6 +108,30 @@ def model_window(w: Work) -> Window:
             run.ui.line(f"Context window: {found.tokens} tokens ({found.source}): prompts and answers are cut "
                         "to fit it")
     return run.window[1]
+
+
+def applied_text(s: Session, step: StepKind) -> str:
+    """What the prompt says of the hunks plain code applied (or could not apply) before the model."""
+    if not s.prepared:
+        return ""
+    if s.opening.startswith("Error"):
+        what = "the rework brief's candidate hunks" if step == "fix" else "the hunks the spec gives this commit"
+        return (f"\ngit-retcon could not apply {what} for you ({s.opening[len('Error: '):][:400]}): the worktree is "
+                "the previous commit; take what belongs here yourself.\n")
+    taken = [h for h in s.start if h.id in s.applied or h.path in s.taken]
+    lines = "\n".join(f"  {s.start_names.get(h.id, h.id)} {h.path} {h.kind} +{h.added_lines} -{h.removed_lines}"
+                      for h in taken[:60]) + (f"\n  ... and {len(taken) - 60} more" if len(taken) > 60 else "")
+    if step == "fix":
+        why = "the rework brief's candidate hunks"
+        advice = ("They are what the failure is missing, as far as plain code can tell: run_tests() shows whether "
+                  "they fix it. Call create_commit() when it passes; if something else is missing, take it too.")
+    else:
+        why = "the hunks that the spec's paths and plan give this commit"
+        advice = ("They are this commit as the spec gives it; the commits after it take the rest. If they match "
+                  "the message and hints, call create_commit() now. Only if one of them clearly belongs elsewhere, "
+                  "put it back with apply_hunks([\"-<id>\"]); only if something the hints name is missing, apply "
+                  "it too (read_diff shows what is left).")
+    return template("applied.md").substitute(why=why, lines=lines, advice=advice)
 
 
 def prompt_values(w: Work, s: Session) -> dict[str, str]:
@@ -92,21 +146,27 @@ def prompt_values(w: Work, s: Session) -> dict[str, str]:
         "k": str(w.k + 1), "n": str(w.n), "summary": c.summary,
         "message": c.message, "hints": c.hints.strip() or "(none)",
         "paths": json.dumps(c.paths) if c.paths else "(none given)",
-        "assigned": diff.assigned_text(c.hunks, remaining),
+        # As the step began: what plain code applied of them is listed under "Applied for you".
+        "assigned": diff.assigned_text(c.hunks, s.start or remaining),
+        "applied": applied_text(s, s.step),
         "resolution": resolution_text(c),
         "stat": f"{len(remaining)} hunks in {files} files (+{added} -{removed})",
         # The last commit's extraction calls no model: no prompt to render the diff into.
         "index": "" if takes_the_rest(w, s.step) else _index(
-            remaining, s.step, sums, model_window(w).share(0.35, INDEX_BUDGET, FIXED_CHARS)),
+            remaining, s.step, sums, model_window(w).share(0.35, INDEX_BUDGET, FIXED_CHARS), prepared=bool(s.taken)),
     }
 
 
-def _index(remaining: list[diff.Hunk], step: StepKind, sums: Sums | None = None, budget: int = INDEX_BUDGET) -> str:
+def _index(remaining: list[diff.Hunk], step: StepKind, sums: Sums | None = None, budget: int = INDEX_BUDGET,
+           prepared: bool = False) -> str:
     """What the prompt shows of the remaining diff: for an extraction, the whole diff when it is
-    short (the model applies from it with no read_diff turn first), else an index of it. A fix
-    prompt carries the brief's candidates instead, and the index."""
+    short (the model applies from it with no read_diff turn first), else an index of it; when
+    plain code applied what the spec decides, only where to look (the model confirms, it does not
+    choose). A fix prompt carries the brief's candidates instead, and the index."""
     if not remaining:
         return "(empty)"
+    if prepared and step != "fix":
+        return PREPARED_LEAD
     text = None if step == "fix" else diff.whole(remaining, budget)
     if text is not None:
         return WHOLE_DIFF_LEAD + "\n" + text

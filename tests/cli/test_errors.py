@@ -169,11 +169,14 @@ def test_malformed_tool_calls_come_back_as_errors_and_the_model_recovers(planned
         call("create_commit", message="nothing applied yet"),
         call("no_such_tool"),
     ]
-    log = scripted({"1/extract": [turn(*bad), *take("util.py")[1:]],
+    # util.py's hunk, applied for the model (the spec's paths), is put back first: nothing to commit.
+    put_back = call("apply_hunks", hunk_ids="$back:util.py")
+    log = scripted({"1/extract": [turn(put_back, *bad), *take("util.py")[1:]],
                     "2/extract": take("app.py"), "3/extract": take("")})
     res = retcon(planned, "run", "-m", "scripted")
     assert res.code == 0, res.text
-    first = [json.loads(ln) for ln in log.read_text().splitlines()][1]["results"]
+    back, *first = [json.loads(ln) for ln in log.read_text().splitlines()][1]["results"]
+    assert back.startswith("Put back 1 hunk (util.py)")
     assert len(first) == len(bad) and all(r.startswith(("Error:", "Cancelled:")) for r in first), first
     assert "no_such_tool" in first[-1]
     assert "unknown hunk ids: deadbeef00" in first[2] and "nothing to commit" in first[7]

@@ -1,7 +1,8 @@
 """An imperfect model (testing/imperfect_model.py) makes the mistakes mid-size models
 make with tool calling, and corrects one only when the answer says what went wrong.
 Over many seeds it must finish every step at the expected tree, and no wrong tree
-may ever be accepted as complete (issue 11, part 2)."""
+may ever be accepted as complete (issue 11, part 2). The spec names each commit's files
+in its hints only (no `paths`): the model chooses the hunks, nothing is applied for it."""
 from __future__ import annotations
 
 import json
@@ -21,19 +22,19 @@ cleaned = "clean"
 
 [[commit]]
 message = "util: add two()"
-paths = ["util.py", "sub/"]
+hints = "Files: util.py, sub/"
 
 [[commit]]
 message = "app: use two(), and CI"
-paths = ["app.py", ".github/"]
+hints = "Files: app.py, .github/"
 
 [[commit]]
 message = "docs: a guide; drop old notes"
-paths = ["docs/", "old.txt"]
+hints = "Files: docs/, old.txt"
 
 [[commit]]
 message = "readme: say more"
-paths = ["README"]
+hints = "Files: README"
 """
 # The logical commits, as a human would have made them: the trees each step must reach.
 LOGICAL = [

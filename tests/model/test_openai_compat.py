@@ -162,13 +162,13 @@ def test_plan_through_the_openai_client_then_run(tmp_path, local):
         {"message": "app: use two()", "hints": "", "files": ["app.py"], "hunks": []},
         {"message": "docs and notes", "hints": "", "files": ["README", "notes/"], "hunks": []}]}
     state = local({"plan": [{"json": plan}], "*/plan": [{"json": plan}],
-                   "1/extract": [{"calls": [call("apply_hunks", hunk_ids="$ids:util.py")]},
-                                 {"calls": [call("create_commit")]}],
-                   "2/extract": [{"calls": [call("apply_hunks", hunk_ids="$ids:app.py")]},
-                                 {"calls": [call("create_commit")]}]}, schema=True)
+                   "1/extract": [{"calls": [call("create_commit")]}],
+                   "2/extract": [{"calls": [call("create_commit")]}]}, schema=True)
     res = retcon(repo, "plan", "-m", "local-coder", "--no-edit")
     assert res.code == 0, res.text
     assert state.requests[0]["response_format"]["type"] == "json_schema"
     res = retcon(repo, "run")
     assert res.code == 0, res.text
-    assert repo.log("main..feature-clean") == ["docs and notes", "app: use two()", "util: add two()"]
+    # The plan gave each commit its hunks: plain code applied them, the model only committed.
+    assert repo.tree("feature-clean~1") == repo.tree("feature~2")
+    assert "Applied for you" in json.dumps(state.requests[1]["messages"])

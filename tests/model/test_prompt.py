@@ -10,7 +10,7 @@ VALUES = {
     "k": "2", "n": "5", "summary": "parser: accept trailing commas", "message": "parser: accept trailing commas\n",
     "hints": "Only the grammar.", "paths": json.dumps(["src/parser/", "tests/test parser.py"]),
     "assigned": "3f2a 8e01 (1 of the 3 planned are no longer in the remaining diff)", "resolution": "",
-    "stat": "4 hunks in 3 files (+10 -2)", "index": "(empty)",
+    "stat": "4 hunks in 3 files (+10 -2)", "index": "(empty)", "applied": "",
 }
 
 
@@ -29,6 +29,17 @@ def test_a_fix_prompt_reads_back_with_its_attempt_and_brief():
     assert (fields.k, fields.n, fields.step, fields.attempt) == (2, 5, "fix", 3)
     assert fields.brief == brief
     assert fields.paths == ["src/parser/", "tests/test parser.py"]
+
+
+def test_the_hunks_applied_for_the_model_read_back_by_their_ids():
+    """What plain code applied before the model (steps.applied_text writes applied.md): retcon-paths
+    reads it to know there is nothing left to choose."""
+    lines = "  3f2a src/parser/x.py modify +3 -1\n  8e01 tests/test parser.py add +9 -0"
+    applied = template("applied.md").substitute(why="the hunks under its paths", lines=lines, advice="Check them.")
+    fields = read_step(template("extract.md").substitute(VALUES, applied=applied))
+    assert fields.applied == ["3f2a", "8e01"]
+    assert fields.paths == ["src/parser/", "tests/test parser.py"]
+    assert read_step(template("extract.md").substitute(VALUES)).applied == []
 
 
 def test_a_prompt_without_the_fields_reads_as_empty():

@@ -61,7 +61,8 @@ def test_the_brief_names_the_missing_helper_and_one_wip_commit_fixes_it(tmp_path
 
 def test_the_fix_prompt_carries_the_brief_not_the_remaining_diff(tmp_path, scripted):
     """A model that follows the brief needs no read_diff: the prompt names the hunk that
-    fixes the failure, and it is a fraction of the remaining diff it stands for."""
+    fixes the failure (applied for it already), and it is a fraction of the remaining diff it
+    stands for."""
     repo = make(tmp_path, docs=30, doc_size=60)
     log = scripted({"1/extract": take("app.py"), "2/extract": take(""), "1/fix/1": [
         turn(call("read_diff", page=1), call("read_diff", page=2)),
@@ -72,11 +73,11 @@ def test_the_fix_prompt_carries_the_brief_not_the_remaining_diff(tmp_path, scrip
     prompt, (page1, page2, applied) = fix[0]["prompt"], fix[-1]["results"]
     assert "page 1 of 2" in page1 and "page 2 of 2" in page2
     (candidate,) = re.findall(r"^  ([0-9a-f]{4,10}) util\.py modify .*: defines `two`", prompt, re.M)
-    # The brief names it as read_diff shows it (abbreviated), so the model can match the two.
-    (shown,) = re.findall(rf"^hunk ({candidate[:4]}[0-9a-f]*) util\.py \(modify\)$", page1 + page2, re.M)
-    assert candidate == shown
-    assert "+def two():" in (page1 + page2).split(f"hunk {shown}")[1]
-    assert applied.startswith("Applied 1 hunks to 1 files: util.py.")
+    # The brief names it as the prompt lists it applied (abbreviated), so the model can match the two;
+    # the remaining diff has it no more.
+    (listed,) = re.findall(r"^  ([0-9a-f]{4,10}) util\.py modify \+4 -0$", prompt.split("Applied for you")[1], re.M)
+    assert candidate == listed and "util.py" not in page1 + page2
+    assert applied.startswith(f"Nothing to apply: {candidate} (util.py) is in the worktree already")
     assert len(prompt) * 5 < len(page1) + len(page2), (len(prompt), len(page1) + len(page2))
     assert note(repo, "feature-clean~1")["test"] == "pass"
 
@@ -86,8 +87,10 @@ def test_the_fix_prompt_carries_the_brief_not_the_remaining_diff(tmp_path, scrip
 
 def test_same_location_after_three_attempts_escalates(tmp_path, scripted):
     repo = make(tmp_path)
-    # Each attempt takes an unrelated hunk (progress on the diff), so only persistence can stop it.
-    fixes = {f"1/fix/{a}": [turn(call("apply_hunks", hunk_ids=f"$ids:docs/page0{a - 1}")),
+    # Each attempt puts back the candidate applied for it and takes an unrelated hunk (progress on
+    # the diff), so only persistence can stop it.
+    fixes = {f"1/fix/{a}": [turn(call("apply_hunks", hunk_ids="$back:util.py")),
+                            turn(call("apply_hunks", hunk_ids=f"$ids:docs/page0{a - 1}")),
                             turn(call("create_commit", message=f"attempt {a}"))] for a in range(1, 6)}
     log = scripted({"1/extract": take("app.py"), **fixes})
     res = retcon(repo, "run", "-m", "scripted")
@@ -107,7 +110,8 @@ def test_no_progress_when_the_fix_takes_nothing_and_the_failure_repeats(tmp_path
     repo = make(tmp_path)
     log = scripted({
         "1/extract": take("app.py"),
-        "1/fix/1": [turn(call("write_file", path="NOTES.txt", content="I think two() is missing\n")),
+        "1/fix/1": [turn(call("apply_hunks", hunk_ids="$back:util.py")),   # the candidate applied for it
+                    turn(call("write_file", path="NOTES.txt", content="I think two() is missing\n")),
                     turn(call("create_commit", message="a note"))],
         "1/fix/2": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message="x"))],
     })
@@ -176,15 +180,16 @@ def test_a_fix_that_breaks_passing_tests_is_a_regression_cascade(tmp_path, scrip
 
 def test_a_run_that_dies_in_the_fix_loop_resumes_with_its_attempts_counted(tmp_path, flaky, monkeypatch):
     repo = make(tmp_path)
-    fixes = {f"1/fix/{a}": [turn(call("apply_hunks", hunk_ids=f"$ids:docs/page0{a - 1}")),
+    fixes = {f"1/fix/{a}": [turn(call("apply_hunks", hunk_ids="$back:util.py")),
+                            turn(call("apply_hunks", hunk_ids=f"$ids:docs/page0{a - 1}")),
                             turn(call("create_commit", message=f"attempt {a}"))] for a in range(1, 6)}
     log = flaky({"1/extract": take("app.py"), **fixes})
-    # Calls 1-3 extract, 4-5 make the first fix; the backend refuses call 6 (a 400 is not retried).
-    monkeypatch.setenv("RETCON_FLAKY_FAIL", "6")
+    # Calls 1-3 extract, 4-6 make the first fix; the backend refuses call 7 (a 400 is not retried).
+    monkeypatch.setenv("RETCON_FLAKY_FAIL", "7")
     monkeypatch.setenv("RETCON_FLAKY_STATUS", "400")
     res = retcon(repo, "run", "-m", "scripted-flaky")
     assert res.code == 1 and "failed: APIStatusError: Error code: 400" in res.err, res.text
-    assert (tmp_path / "flaky-count").read_text() == "6"
+    assert (tmp_path / "flaky-count").read_text() == "7"
     assert status(repo)["commits"][0]["wip"] == 1 and status(repo)["commits"][0]["state"] == "in-progress"
     log.write_text("")
     res = retcon(repo, "run", "-m", "scripted")
@@ -203,7 +208,7 @@ def test_bad_tool_calls_get_a_diagnosis_and_the_model_recovers(tmp_path, flaky, 
     monkeypatch.setenv("RETCON_USER_LOG", str(users))
     log = flaky({
         "1/extract": [
-            turn(call("apply_hunks", hunk_ids=["app.py:1-2"])),       # lines of a path, not of a hunk
+            turn(call("apply_hunks", hunk_ids=["README:1-2"])),       # lines of a path, not of a hunk
             turn(call("apply_hunks", hunk_ids=["0123456789"])),       # made up
             turn(call("write_file", path="../outside.py", content="x")),
             turn(text="Done, I think."),                               # neither commit nor stuck
@@ -217,7 +222,7 @@ def test_bad_tool_calls_get_a_diagnosis_and_the_model_recovers(tmp_path, flaky, 
     res = retcon(repo, "run", "-m", "scripted-listen")
     assert res.code == 0, res.text
     results = [e for e in entries(log) if e["keys"] == ["1/extract/1"]][-1]["results"]
-    assert "app.py:1-2: a path takes its hunks whole; to take some lines, name a hunk id" in results[0]
+    assert "README:1-2: a path takes its hunks whole; to take some lines, name a hunk id" in results[0]
     assert "Steering: 2 calls in a row failed; 10 more failures end this step as stuck" in results[1]
     assert "'..' is refused" in results[2] and "Steering: 3 calls in a row failed" in results[2]
     # The one steering message after the empty turn carries the diagnosis of the failed calls.

@@ -116,7 +116,8 @@ def test_squash_refuses_a_wip_of_an_unfinished_commit_and_a_checked_out_branch(t
               "2/extract": [turn(call("apply_hunks", hunk_ids="$ids:README")),
                             turn(call("write_file", path="app.py", content="def main(:\n")),
                             turn(call("create_commit", message="docs"))],
-              "2/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:notes/")),
+              "2/fix/1": [turn(call("apply_hunks", hunk_ids="$back:app.py")),   # the candidate applied for it
+                          turn(call("write_file", path="NOTES.txt", content="app.py is broken\n")),
                           turn(call("create_commit", message="notes"))]})
     res = retcon(repo, "run", "-m", "scripted", "--max-fix", "1")
     assert res.code == 3, res.text

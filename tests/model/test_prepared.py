@@ -1,0 +1,113 @@
+"""Judgement only where it is needed: what the spec already decides (a commit's `paths`, the hunks
+`plan` assigned it; in a fix, the rework brief's candidates) is applied by plain code before the
+model is asked, and the model confirms (create_commit) or adjusts with the same tools."""
+from __future__ import annotations
+
+from git_retcon.reconstruct.steps import PREPARED_LEAD
+from testing.flow import SPEC, call, feature_repo, needs_fix_repo, retcon, turn
+from testing.gitrepo import GitRepo
+from tests.model.test_guards import _hunks, entries, note, only_util, planned
+
+
+def test_the_hunks_under_a_commits_paths_are_applied_and_the_model_only_commits(tmp_path, scripted):
+    repo = planned(tmp_path)
+    log = scripted({"1/extract": [turn(call("create_commit"))], "2/extract": [turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert repo.log("main..feature-clean") == ["docs: explain main", "app: use two()", "util: add two()"]
+    assert only_util(repo, "feature-clean~2")
+    assert repo.tree("feature-clean") == repo.tree("feature")
+    first = entries(log)[0]
+    prompt = first["prompt"]
+    assert "Applied for you: git-retcon took the hunks that the spec's paths and plan give this commit:" in prompt
+    applied = prompt.split("Applied for you")[1].split("Check them")[0]
+    assert "util.py modify +4 -0" in applied and "app.py" not in applied
+    # What is left is not shown: the model confirms, it does not choose (read_diff shows it on demand).
+    assert prompt.split("Remaining diff: ")[1].splitlines()[1] == PREPARED_LEAD and "app.py" not in prompt
+    assert [len(entries(log))] == [2]
+
+
+def test_retcon_paths_needs_one_call_per_commit(tmp_path):
+    repo = planned(tmp_path)
+    res = retcon(repo, "run", "-m", "retcon-paths")
+    assert res.code == 0, res.text
+    assert [note(repo, f"feature-clean~{i}")["model_calls"] for i in (2, 1)] == [1, 1]
+
+
+def test_the_model_puts_back_what_does_not_belong_and_takes_what_does(tmp_path, scripted):
+    """paths too wide for the hints: the model puts app.py's hunk back ('-<id>'), and keeps the rest."""
+    spec = SPEC.replace('hints = "Only util.py."\npaths = ["util.py"]', 'hints = "Only util.py."\npaths = ["*.py"]')
+    repo = planned(tmp_path, spec)
+    log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids="$back:app.py")), turn(call("create_commit"))],
+                    "2/extract": [turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert only_util(repo, "feature-clean~2")
+    answer = entries(log)[1]["results"][0]
+    assert answer.startswith("Put back 1 hunk (app.py): they are in the remaining diff again.")
+    # Commit 2 (paths app.py) found the hunk there again, and took it.
+    assert repo.tree("feature-clean~1") != repo.tree("feature-clean~2")
+    assert "app.py" in repo.git("diff", "--name-only", "feature-clean~2", "feature-clean~1")
+
+
+def test_a_put_back_keeps_what_else_the_step_took_in_that_file(tmp_path, scripted):
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("base", {"a.py": "".join(f"line {i}\n" for i in range(30))})
+    repo.git("checkout", "-q", "-b", "feature")
+    lines = [f"line {i}\n" for i in range(30)]
+    lines[2], lines[25] = "TOP\n", "BOTTOM\n"
+    repo.commit("two edits", {"a.py": "".join(lines)})
+    repo.git("checkout", "-q", "main")
+    (tmp_path / "s.toml").write_text('source = "feature"\nremote = "main"\ncleaned = "c"\n\n'
+                                      '[[commit]]\nmessage = "top"\npaths = ["a.py"]\n\n'
+                                      '[[commit]]\nmessage = "bottom"\n')
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0
+    bottom = next(h for h in _hunks(repo) if b"BOTTOM" in h.added).id
+    log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids=["-" + bottom[:6]])), turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert "TOP" in repo.git("show", "c~1:a.py") and "BOTTOM" not in repo.git("show", "c~1:a.py")
+    assert "Applied again the other 1 hunks" in entries(log)[1]["results"][0]
+
+
+def test_hunks_the_plan_assigned_are_applied_too(tmp_path, scripted):
+    repo = feature_repo(tmp_path / "repo")
+    util = next(h.id for h in _hunks(repo) if h.path == "util.py")
+    spec = SPEC.replace('hints = "Only util.py."\npaths = ["util.py"]', f'hunks = ["{util}"]')
+    (tmp_path / "spec.toml").write_text(spec)
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
+    scripted({"1/extract": [turn(call("create_commit"))], "2/extract": [turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert only_util(repo, "feature-clean~2")
+
+
+def test_a_fix_starts_with_the_briefs_defining_candidates_applied(tmp_path, scripted):
+    repo = needs_fix_repo(tmp_path)
+    log = scripted({"1/extract": [turn(call("create_commit"))], "1/fix/1": [turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert repo.log("main..feature-clean")[1].startswith("WIP: Test failed")
+    assert repo.git("diff", "--name-only", "feature-clean~2", "feature-clean~1").split() == ["util.py"]
+    fix = next(e for e in entries(log) if e["keys"] == ["1/fix/1"])
+    assert "Applied for you: git-retcon took the rework brief's candidate hunks:" in fix["prompt"]
+    assert "util.py modify" in fix["prompt"].split("Applied for you")[1]
+
+
+def test_retcon_paths_fixes_with_one_call(tmp_path):
+    repo = needs_fix_repo(tmp_path)
+    res = retcon(repo, "run", "-m", "retcon-paths")
+    assert res.code == 0, res.text
+    assert note(repo, "feature-clean~1")["kind"] == "wip" and note(repo, "feature-clean~1")["model_calls"] == 1
+
+
+def test_applying_what_was_applied_for_it_tells_the_model_to_commit(tmp_path, scripted):
+    """A weak model sends the listed ids again: nothing fails, and the answer names the next call."""
+    repo = planned(tmp_path)
+    log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids="$ids:util.py")), turn(call("create_commit"))],
+                    "2/extract": [turn(call("create_commit"))]})
+    assert retcon(repo, "run", "-m", "scripted").code == 0
+    answer = entries(log)[1]["results"][0]
+    assert answer.startswith("Nothing to apply: ") and "(util.py) is in the worktree already (applied in this " \
+        "step)" in answer and answer.endswith("If this commit is complete, call create_commit().")
+    assert only_util(repo, "feature-clean~2")

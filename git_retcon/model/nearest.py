@@ -88,6 +88,8 @@ def meant_ids(keys: list[str], remaining: list[Hunk], names: dict[str, str], as_
         if guess is not None:
             h = look.by_id[shown[guess]]
             out.append(f"{key!r}: did you mean {guess} ({h.path})?")
+        elif paths := nearest_paths(path, remaining):
+            out.append(f"{key!r}: did you mean {' or '.join(repr(p) for p in paths[:3])}?")
     return (" " + " ".join(out)) if out else ""
 
 
@@ -116,3 +118,16 @@ def _one_edit(a: str, b: str) -> bool:
                                   and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
     short, long_ = (a, b) if len(a) < len(b) else (b, a)
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
+def nearest_paths(name: str, remaining: list[Hunk]) -> list[str]:
+    """The remaining paths a name that is none of them most likely means: those it is the end of
+    (`money.py`, `invoicing/money`), else those whose file name without its suffix it is (`money`)."""
+    key = name.strip().strip("/")
+    if not key or ".." in key.split("/"):
+        return []
+    paths = sorted({h.path for h in remaining})
+    ends = [p for p in paths if p.endswith("/" + key) or p.rsplit(".", 1)[0].endswith("/" + key)]
+    if ends:
+        return ends
+    return [p for p in paths if p.rsplit("/", 1)[-1].rsplit(".", 1)[0] == key]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -30,7 +31,7 @@ from git_retcon.model.args import ToolError, bind
 from git_retcon.model.echo import echoes
 from git_retcon.model.invented import invented
 from git_retcon.model.layout import layout_warning
-from git_retcon.model.nearest import applied_already, meant_ids, nearest, undiffed
+from git_retcon.model.nearest import applied_already, meant_ids, nearest, nearest_paths, undiffed
 from git_retcon.model.outcome import Proposed, StepKind, StepOutcome, Stuck
 from git_retcon.model.steering import Steering
 from git_retcon.sandbox.runner import Commands
@@ -72,6 +73,7 @@ class Session:
     stuck_steered: bool = False                   # a stuck summary that echoed an answer was sent back once
     opening: str = ""                             # what applying the prepared items answered
     named: set[str] = field(default_factory=set)  # hunk ids create_commit's guards named in this step
+    reads: Counter[tuple[str, tuple[object, ...], str]] = field(default_factory=Counter)   # reads, by tree
 
     def __post_init__(self) -> None:
         self.steering = Steering(self, TOOL_NAMES)
@@ -112,6 +114,7 @@ class Session:
         self.taken.clear()
         self.by_hand.clear()
         self.named.clear()
+        self.reads.clear()
         self.stuck_steered = False
         self.steering.reset()
         self.begin()
@@ -163,7 +166,15 @@ class Session:
         prefix = self.path(path) if path.strip() else ""
         if prefix == ".":
             prefix = ""
-        return diff.render(self.remaining(), path_prefix=prefix, page=page, budget=self.read_budget)
+        left = self.remaining()
+        note = ""
+        if prefix and not diff.lookup(left).starting(prefix):
+            meant = nearest_paths(prefix, left)
+            if len(meant) == 1:     # `money.py` for `invoicing/money.py`: the one path it can mean
+                note = f"(no hunks under {prefix!r}: showing {meant[0]!r}, the remaining path it names)\n"
+                prefix = meant[0]
+        return self._again("read_diff", (prefix, page)) + note + diff.render(
+            left, path_prefix=prefix, page=page, budget=self.read_budget)
 
     def apply_hunks(self, hunk_ids: list[str]) -> str:
         """Apply source hunks to the worktree, exactly. An item is a path (a file or a directory: every
@@ -250,13 +261,14 @@ class Session:
         """A file of the build worktree."""
         rel = self.path(path)
         data = self._read(rel)
+        again = self._again("read_file", (rel,))
         if b"\0" in data[:8000]:
-            return f"{path}: binary file, {len(data)} bytes"
+            return again + f"{path}: binary file, {len(data)} bytes"
         text = data.decode("utf-8", errors="replace")
         if len(text) > self.read_budget:
             cut = text[:self.read_budget]
-            return cut + f"\n[... cut: {len(text) - self.read_budget} more characters not shown ...]"
-        return text
+            return again + cut + f"\n[... cut: {len(text) - self.read_budget} more characters not shown ...]"
+        return again + text
 
     def write_file(self, path: str, content: str) -> str:
         """Write a whole file of the build worktree: the last resort, when neither apply_hunks nor
@@ -361,6 +373,17 @@ class Session:
                             "in your own words", "other")
         self.outcome = Stuck(summary.strip() or "the model called stuck without a summary")
         return "Recorded. This step is done."
+
+    def _again(self, name: str, args: tuple[object, ...]) -> str:
+        """For a read the step made before, with the worktree as it was then: said, and counted as a
+        failed turn (a weak model reads the same thing over and over instead of acting on it)."""
+        key = (name, args, str(self.wt.tree()))
+        self.reads[key] += 1
+        if self.reads[key] < 2:
+            return ""
+        self.steering.turn_failed(name, "the same read again, with nothing changed", "turn")
+        return (f"(You made this same {name} call before, and nothing has changed since: the answer is the same. "
+                "Act on it: apply_hunks takes hunks, create_commit ends the step.)\n")
 
     def prepared_ids(self) -> frozenset[str]:
         """The whole ids of the hunks plain code applied at the step's start."""

@@ -159,3 +159,28 @@ def test_a_stuck_summary_of_its_own_is_recorded_at_once(tmp_path, scripted):
     scripted({"1/extract": [turn(call("create_commit")), turn(call("stuck", summary=own))]})
     assert retcon(repo, "run", "-m", "scripted").code == 3
     assert json.dumps(own) in repo.git("show", "refs/retcon/feature-clean:spec.toml")
+
+
+def test_a_file_name_without_its_directory_is_read_as_the_path_it_names(tmp_path, scripted):
+    """What the 1.5B model did: read_diff('money.py') for invoicing/money.py, and apply_hunks with a
+    stem ('money'): the one path meant is shown, and a refusal names it."""
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("base", {"invoicing/money.py": "X = 1\n", "README": "r\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("f", {"invoicing/money.py": "X = 1\nY = 2\n", "README": "r\ns\n"})
+    repo.git("checkout", "-q", "main")
+    (tmp_path / "s.toml").write_text('source = "feature"\nremote = "main"\ncleaned = "c"\n\n'
+                                      '[[commit]]\nmessage = "money"\n\n[[commit]]\nmessage = "readme"\n')
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0
+    log = scripted({"1/extract": [turn(call("read_diff", path="money.py")),
+                                  turn(call("apply_hunks", hunk_ids=["money"])),
+                                  turn(call("read_diff", path="money.py")),
+                                  turn(call("apply_hunks", hunk_ids=["invoicing/money.py"])),
+                                  turn(call("create_commit"))]})
+    assert retcon(repo, "run", "-m", "scripted").code == 0
+    shown, refused, again = answers(log, "1/extract/1")[:3]
+    assert shown.startswith("(no hunks under 'money.py': showing 'invoicing/money.py', the remaining path it names)")
+    assert "+Y = 2" in shown
+    assert "'money': did you mean 'invoicing/money.py'?" in refused
+    assert again.startswith("(You made this same read_diff call before, and nothing has changed since")
+    assert repo.git("diff", "--name-only", "main", "c~1").split() == ["invoicing/money.py"]

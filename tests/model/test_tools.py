@@ -102,7 +102,9 @@ def test_a_model_that_keeps_calling_tools_stops_at_the_chain_limit(tmp_path, scr
     repo.commit("messy", {"a.txt": "b\n"})
     repo.git("checkout", "-q", "main")
     planned(repo, tmp_path)
-    log = scripted({"1/extract": [turn(call("read_diff"), text="let me look again")] * 60})
+    # Reads that differ (the same read twice counts as a failed turn, and would end the step first).
+    log = scripted({"1/extract": [turn(call("read_diff", path=f"elsewhere{i}/"), text="let me look again")
+                                  for i in range(60)]})
 
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 3, res.text

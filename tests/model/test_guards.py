@@ -184,3 +184,15 @@ def test_a_file_name_without_its_directory_is_read_as_the_path_it_names(tmp_path
     assert "'money': did you mean 'invoicing/money.py'?" in refused
     assert again.startswith("(You made this same read_diff call before, and nothing has changed since")
     assert repo.git("diff", "--name-only", "main", "c~1").split() == ["invoicing/money.py"]
+
+
+def test_a_stuck_summary_that_echoes_the_steering_advice_is_sent_back_too(tmp_path, scripted):
+    """What the 1.5B model wrote after two empty create_commit calls: the advice the second answer
+    carried, as its stuck summary."""
+    repo = planned(tmp_path, HINTS_ONLY)
+    advice = ("The worktree still equals the previous commit. Apply_hunks takes this commit's hunks (read_diff "
+              "lists them), edit_file and write_file write what the source does not have.")
+    log = scripted({"1/extract": [turn(call("create_commit")), turn(call("create_commit")),
+                                  turn(call("stuck", summary=advice)), turn(call("stuck", summary=advice))]})
+    assert retcon(repo, "run", "-m", "scripted").code == 3
+    assert answers(log)[2].startswith("Error: Not recorded: your summary repeats git-retcon's own answer")

@@ -72,6 +72,7 @@ class Session:
     by_hand: set[str] = field(default_factory=set)    # paths written by write_file, edit_file, delete_file
     stuck_steered: bool = False                   # a stuck summary that echoed an answer was sent back once
     opening: str = ""                             # what applying the prepared items answered
+    checked: str = ""                             # a fix: what the commands said of the prepared candidates
     named: set[str] = field(default_factory=set)  # hunk ids create_commit's guards named in this step
     reads: Counter[tuple[str, tuple[object, ...], str]] = field(default_factory=Counter)   # reads, by tree
 

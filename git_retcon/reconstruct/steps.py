@@ -11,6 +11,7 @@ with the same tools. The guards of create_commit (model/guards.py) know the spec
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -69,6 +70,10 @@ def session(w: Work, step: StepKind, parent: CommitId, brief: Brief | None = Non
         start = s.remaining()
         s.prepared = _decided(w, start, candidates) if fix else _decided(w, start)
     s.begin()
+    if fix and s.taken:
+        # Whether the candidates fix it is plain code's to find out (a record of the tree answers at once):
+        # the prompt says so, and a model need not guess or run the tests first.
+        s.checked = s.run_tests() if w.commands.configured("test") else s.run_build()
     return s
 
 
@@ -123,8 +128,13 @@ def applied_text(s: Session, step: StepKind) -> str:
                       for h in taken[:60]) + (f"\n  ... and {len(taken) - 60} more" if len(taken) > 60 else "")
     if step == "fix":
         why = "the rework brief's candidate hunks"
-        advice = ("They are what the failure is missing, as far as plain code can tell: run_tests() shows whether "
-                  "they fix it. Call create_commit() when it passes; if something else is missing, take it too.")
+        verdict = s.checked.splitlines()[0] if s.checked else ""
+        if re.match(r"(test|build): PASS", verdict):
+            advice = (f"With them applied, the build and the tests pass (git-retcon ran them: {verdict}). Call "
+                      "create_commit() to make the fix commit.")
+        else:
+            advice = (f"With them applied, it still fails ({verdict or 'not run'}; run_tests() shows the output). "
+                      "Take or write what else is missing, then call create_commit().")
     else:
         why = "the hunks that the spec's paths and plan give this commit"
         advice = ("They are this commit as the spec gives it; the commits after it take the rest. If they match "

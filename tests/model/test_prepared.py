@@ -92,6 +92,21 @@ def test_a_fix_starts_with_the_briefs_defining_candidates_applied(tmp_path, scri
     fix = next(e for e in entries(log) if e["keys"] == ["1/fix/1"])
     assert "Applied for you: git-retcon took the rework brief's candidate hunks:" in fix["prompt"]
     assert "util.py modify" in fix["prompt"].split("Applied for you")[1]
+    # Plain code ran the tests on them: the model is told they pass, and only has to commit.
+    assert "With them applied, the build and the tests pass (git-retcon ran them: test: PASS" in fix["prompt"]
+
+
+def test_a_fix_whose_candidates_do_not_pass_is_told_so(tmp_path, scripted):
+    # Passes on the base (no two() used yet); after commit 1, two() is missing, and with it main() is 3, not 4.
+    spec = SPEC.replace("test = \"python3 -c 'import app; app.main()'\"",
+                        "test = \"sh -c 'grep -q two app.py || exit 0; python3 -c \\\"import app; assert app.main() == "
+                        "4\\\"'\"")
+    repo = needs_fix_repo(tmp_path, spec)
+    log = scripted({"1/extract": [turn(call("create_commit"))],
+                    "1/fix/1": [turn(call("stuck", summary="the test imports a module no commit adds"))]})
+    assert retcon(repo, "run", "-m", "scripted").code == 3
+    fix = next(e for e in entries(log) if e["keys"] == ["1/fix/1"])
+    assert "With them applied, it still fails (test: FAIL" in fix["prompt"]
 
 
 def test_retcon_paths_fixes_with_one_call(tmp_path):

@@ -137,6 +137,11 @@ def bind(name: str, fn: Callable[..., object], given: dict[str, Any]) -> tuple[d
     if missing:
         raise ToolError(f"{name} needs {', '.join(missing)}: call {signature(name, fn)}"
                         f" ({missing[0]}: {MEANING.get(missing[0], wanted(hints.get(missing[0], str)))})", "type")
+    for p, v in list(given.items()):
+        # ["src/a.py"] for a string: the one string meant (a small model wraps every value in a list).
+        if hints.get(p, str) is str and isinstance(v, list) and len(v) == 1 and isinstance(v[0], str):
+            given[p] = v[0]
+            notes.append(f"(read {p} as {v[0]!r}: one string, not a list)")
     out = {p: coerce(name, p, hints.get(p, str), plain_items(v) if p in _ITEMS else v) for p, v in given.items()}
     for p in _ITEMS & out.keys():
         sent = typing.cast(list[str], out[p])
@@ -191,6 +196,8 @@ def coerce(tool: str, param: str, hint: object, value: object) -> object:
     def refuse(extra: str = "") -> ToolError:
         shown = json.dumps(value, default=str)
         shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        if not extra and param == "path" and isinstance(value, list):
+            extra = f"; one path a call: call {tool} once for each"
         return ToolError(f"{tool}: {param} must be {_a(wanted(hint))} ({MEANING.get(param, param)}), "
                          f"not {_a(json_type(value))}: {shown}{extra}", "type")
 

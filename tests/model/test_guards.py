@@ -196,3 +196,17 @@ def test_a_stuck_summary_that_echoes_the_steering_advice_is_sent_back_too(tmp_pa
                                   turn(call("stuck", summary=advice)), turn(call("stuck", summary=advice))]})
     assert retcon(repo, "run", "-m", "scripted").code == 3
     assert answers(log)[2].startswith("Error: Not recorded: your summary repeats git-retcon's own answer")
+
+
+def test_a_string_sent_in_a_list_is_read_as_the_string(tmp_path, scripted):
+    """What the 1.5B model sent in the misordered bench's fix: read_diff(path=[...])."""
+    repo = planned(tmp_path, HINTS_ONLY)
+    log = scripted({"1/extract": [turn(call("read_diff", path=["util.py"])),
+                                  turn(call("read_diff", path=["util.py", "app.py"])),
+                                  turn(call("apply_hunks", hunk_ids="$ids:util.py")), turn(call("create_commit"))],
+                    "2/extract": [turn(call("apply_hunks", hunk_ids=["app.py"])), turn(call("create_commit"))]})
+    assert retcon(repo, "run", "-m", "scripted").code == 0
+    one, two = answers(log)[:2]
+    assert one.startswith("(read path as 'util.py': one string, not a list) Remaining diff: 1 hunk")
+    assert two.startswith("Error: read_diff: path must be a string") and "one path a call: call read_diff once " \
+        "for each" in two

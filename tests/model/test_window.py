@@ -86,3 +86,19 @@ def test_a_large_window_keeps_the_usual_budgets(tmp_path, scripted):
     assert "Context" not in res.out
     first = [json.loads(line) for line in log.read_text().splitlines()][1]["results"][0]
     assert len(first) > 10_000      # one page of the 24 files' diff (24,000 characters at most)
+
+
+def test_a_context_option_that_is_no_window_is_a_usage_error(tmp_path, scripted):
+    repo = big(tmp_path)
+    res = retcon(repo, "run", "-m", "scripted", "--context", "lots")
+    assert res.code == 2 and "--context" in res.err and "is not a number of tokens" in res.err
+    assert repo.git("for-each-ref", "refs/heads/clean") == ""
+
+
+def test_a_configured_window_that_is_no_window_is_refused_before_anything_is_written(tmp_path, scripted):
+    repo = big(tmp_path)
+    repo.git("config", "retcon.context", "lots")
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 1 and res.err.count("\n") == 1
+    assert "git config retcon.context = 'lots' is not a number of tokens: write e.g. 8192 or 16k" in res.err
+    assert repo.git("for-each-ref", "refs/heads/clean") == ""

@@ -42,10 +42,26 @@ class SpecRules:
     paths: list[str] = field(default_factory=list)
     mine: set[str] = field(default_factory=set)          # hunk ids planned for this commit
     later: dict[str, Later] = field(default_factory=dict)  # hunk id -> the later commit planned for it
+    hints: str = ""                                      # the commit's hints, as the spec has them
 
     @property
     def is_last(self) -> bool:
         return self.k == self.n
+
+
+_NOT = re.compile(r"\b(?:not|no|nor|without|except|but)\s+(?:the\s+|in\s+|for\s+)?[`'\"]?$", re.I)
+
+
+def named_in(text: str, paths: list[str]) -> list[str]:
+    """The paths that text names whole (a hint that says `invoicing/money.py` names that file), but
+    those it names to exclude ("not README", "without docs/x.md")."""
+    out = []
+    for p in paths:
+        for m in re.finditer(rf"(?<![\w./-]){re.escape(p)}(?![\w/-])", text):
+            if not _NOT.search(text[max(0, m.start() - 20):m.start()]):
+                out.append(p)
+                break
+    return out
 
 
 def _named(hunks: list[Hunk], names: dict[str, str]) -> str:

@@ -401,6 +401,12 @@ class Session:
             mine = [names[h.id] for h in left if guards.matches(h.path, self.rules.paths)][:12]
             if mine:
                 return f"apply_hunks({mine!r}) takes the remaining hunks under its paths"
+        if self.rules is not None and self.rules.hints:
+            # The model decides; the answer names the call for the files the hints name, as written.
+            named = guards.named_in(self.rules.hints, sorted({h.path for h in left}))[:12]
+            if named:
+                return (f"the hints name {', '.join(named)}: apply_hunks({named!r}) takes their remaining hunks "
+                        "(read_diff shows them first, if some belong elsewhere)")
         return f"read_diff() shows the {len(left)} remaining hunks; apply_hunks([...]) takes those that belong here"
 
     def _puts_back(self, raw: list[str]) -> bool:

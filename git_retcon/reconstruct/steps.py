@@ -85,7 +85,7 @@ def rules(w: Work) -> guards.SpecRules:
         nxt = w.spec.commits[j]
         for hid in nxt.hunks:
             later.setdefault(hid, guards.Later(j + 1, nxt.summary))
-    return guards.SpecRules(k=w.k + 1, n=w.n, paths=list(c.paths), mine=set(c.hunks), later=later)
+    return guards.SpecRules(k=w.k + 1, n=w.n, paths=list(c.paths), mine=set(c.hunks), later=later, hints=c.hints)
 
 
 def _decided(w: Work, remaining: list[diff.Hunk], candidates: list[Candidate] | None = None) -> list[str]:

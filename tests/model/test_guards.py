@@ -130,7 +130,7 @@ def test_a_near_miss_id_is_answered_with_the_id_meant(tmp_path, scripted):
 
 
 def test_nothing_to_commit_names_the_call_to_make_and_never_invites_stuck(tmp_path, scripted):
-    repo = planned(tmp_path, HINTS_ONLY)
+    repo = planned(tmp_path, HINTS_ONLY.replace('hints = "Only util.py."', 'hints = "The helper."'))
     log = scripted({"1/extract": [turn(call("create_commit")), turn(call("stuck", summary="done"))]})
     retcon(repo, "run", "-m", "scripted")
     empty = answers(log)[0]
@@ -210,3 +210,15 @@ def test_a_string_sent_in_a_list_is_read_as_the_string(tmp_path, scripted):
     assert one.startswith("(read path as 'util.py': one string, not a list) Remaining diff: 1 hunk")
     assert two.startswith("Error: read_diff: path must be a string") and "one path a call: call read_diff once " \
         "for each" in two
+
+
+def test_nothing_to_commit_names_the_files_the_hints_name(tmp_path, scripted):
+    """A hints-only spec (the demo's, as the 1.5B model met it): the answer names the call for the
+    files the hints name; the model still decides."""
+    repo = planned(tmp_path, HINTS_ONLY.replace('hints = "Only util.py."', 'hints = "Only util.py, not README."'))
+    log = scripted({"1/extract": [turn(call("create_commit")), turn(call("apply_hunks", hunk_ids=["util.py"])),
+                                  turn(call("create_commit"))],
+                    "2/extract": [turn(call("apply_hunks", hunk_ids=["app.py"])), turn(call("create_commit"))]})
+    assert retcon(repo, "run", "-m", "scripted").code == 0
+    assert "the hints name util.py: apply_hunks(['util.py']) takes their remaining hunks" in answers(log)[0]
+    assert only_util(repo, "feature-clean~2")

@@ -29,7 +29,7 @@ class ToolError(Exception):
 
 # What each parameter holds, in the words an error uses.
 MEANING = {
-    "path": "a path relative to the repository root, e.g. 'src/app.py'",
+    "path": "a path relative to the repository root, e.g. 'docs/guide.md'",
     "page": "a page number, from 1",
     "hunk_ids": "hunk ids from read_diff",
     "content": "the whole text of the file",

@@ -24,7 +24,7 @@ ADVICE: dict[ErrorKind, str] = {
           "there, or name a path whose remaining hunks all belong here; a hunk you applied is gone from "
           "the remaining diff.",
     "path": "Name files by their path relative to the repository root, as read_diff shows them "
-            "(e.g. 'src/app.py'): no leading '/' or '..'.",
+            "(e.g. 'docs/guide.md'): no leading '/' or '..'.",
     "tool": "Call only the tools you were given (the error above lists them), by their exact names, "
             "with a JSON object of their arguments.",
     "turn": "End every turn with a tool call: read_diff and apply_hunks take this commit's changes, "

@@ -16,7 +16,7 @@ from git_retcon.plan import branches
 from git_retcon.plan import report as planreport
 from git_retcon.plan import write as planmod
 from git_retcon.plan.realign import realign
-from git_retcon.state import oplog, spectoml
+from git_retcon.state import oplog, specparse, spectoml
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Store, Stored
 from git_retcon.ui import UI
@@ -76,7 +76,7 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
     spec.build = req.build or spec.build
     spec.test = req.test or spec.test
     spec.model = model or spec.model
-    specmod.parse(spectoml.dump(spec))  # what we save must be valid
+    specparse.parse(spectoml.dump(spec))  # what we save must be valid
     branches.check_branches(repo, spec)
     if req.edit:
         edited = planmod.edit(repo, spectoml.dump(spec) + (planmod.leftover_comment(proposal.leftovers)

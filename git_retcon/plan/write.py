@@ -19,6 +19,7 @@ from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import clean_env, fork_point, get_tree, git, main_workdir
 from git_retcon.plan.branches import ONTO_FIX, source_commits
 from git_retcon.state import spec as specmod
+from git_retcon.state import specparse
 
 EDIT_HEADER = """\
 # git-retcon history spec. Save and close to continue; an empty file aborts.
@@ -295,7 +296,7 @@ def header(repo: pygit2.Repository, text: str) -> str:
         files = touched_files(repo, str(data.get("source", "")), str(data.get("remote", "")))
     except (tomli.TOMLDecodeError, RetconError):
         files = []
-    return EDIT_HEADER.format(example=specmod.example_glob(files))
+    return EDIT_HEADER.format(example=specparse.example_glob(files))
 
 
 def edit(repo: pygit2.Repository, text: str, filename: str = "spec.toml") -> specmod.Spec | None:
@@ -318,7 +319,7 @@ def edit(repo: pygit2.Repository, text: str, filename: str = "spec.toml") -> spe
             if not body:
                 return None
             try:
-                return specmod.parse(edited, filename, _touched_by(repo))
+                return specparse.parse(edited, filename, _touched_by(repo))
             except specmod.SpecError as exc:
                 error = str(exc)
                 body = _strip_header(edited)
@@ -338,4 +339,4 @@ def read_file(path: str, repo: pygit2.Repository | None = None) -> tuple[specmod
         raise RetconError(f"cannot read {path}: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise RetconError(f"{path} is not UTF-8 text") from None
-    return specmod.parse(text, os.path.basename(path), _touched_by(repo) if repo is not None else None), text
+    return specparse.parse(text, os.path.basename(path), _touched_by(repo) if repo is not None else None), text

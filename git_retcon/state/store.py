@@ -35,7 +35,7 @@ from git_retcon.git.plumbing import (
     short,
 )
 from git_retcon.state import spec as specmod
-from git_retcon.state import spectoml
+from git_retcon.state import specparse, spectoml
 
 TESTS_REF = "refs/notes/retcon-tests"
 SPEC_FILE = "spec.toml"
@@ -111,7 +111,7 @@ class Store:
         except KeyError:
             raise RetconError(f"{where} holds no {SPEC_FILE}: it was not written by git-retcon") from None
         text = get_blob(self.repo, entry.id).data.decode("utf-8")
-        return specmod.parse(text, f"{where}:{SPEC_FILE}")
+        return specparse.parse(text, f"{where}:{SPEC_FILE}")
 
     def save(self, spec: specmod.Spec, old: SpecCommitId | None, message: str) -> SpecCommitId:
         """Write spec as a new commit on its chain, CAS from `old`; returns the commit."""

@@ -79,7 +79,7 @@ def test_the_man_page_documents_every_command_and_option():
                     "ENVIRONMENT", "FILES", "EXAMPLES"):
         assert f".SH {section}\n" in text
     # Every spec field the parser accepts.
-    from git_retcon.state import spec
+    from git_retcon.state import specparse as spec
     for field in (*spec._TOP, *spec._COMMIT):
         written = "[[commit]]" if field == "commit" else f"{field} = "
         assert written in text, f"the man page does not describe the spec field {field}"

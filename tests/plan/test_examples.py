@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from git_retcon.state.spec import SpecError, example_glob, parse
+from git_retcon.state.spec import SpecError
+from git_retcon.state.specparse import example_glob, parse
 from testing.editor import scripted_editor
 from testing.flow import retcon
 from testing.gitrepo import GitRepo

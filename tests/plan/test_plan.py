@@ -9,7 +9,8 @@ import subprocess
 import pytest
 import tomli
 
-from git_retcon.state.spec import LogicalCommit, Spec, SpecError, parse
+from git_retcon.state.spec import LogicalCommit, Spec, SpecError
+from git_retcon.state.specparse import parse
 from git_retcon.state.spectoml import dump
 from testing.editor import scripted_editor
 from testing.flow import feature_repo, retcon

@@ -15,8 +15,8 @@ from git_retcon.state.spec import (
     SpecError,
     Squashed,
     Stuck,
-    parse,
 )
+from git_retcon.state.specparse import parse
 from git_retcon.state.spectoml import dump
 
 # The reference's "Format" example, verbatim but for its two placeholder shas

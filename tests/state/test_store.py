@@ -8,7 +8,7 @@ import pygit2
 import pytest
 
 from git_retcon.git.plumbing import ConcurrentUpdate
-from git_retcon.state import spec as specmod
+from git_retcon.state import specparse
 from git_retcon.state.store import NOTES_REF, Store
 from testing.flow import SPEC, call, feature_repo, retcon, take, turn
 
@@ -16,7 +16,7 @@ from testing.flow import SPEC, call, feature_repo, retcon, take, turn
 def test_spec_saves_are_a_commit_chain_moved_compare_and_swap(repo):
     repo.commit("base", {"a": "1\n"})
     store = Store(pygit2.Repository(str(repo.path)))
-    spec = specmod.parse(SPEC)
+    spec = specparse.parse(SPEC)
     first = store.save(spec, None, "plan")
     spec.commits[0].hints = "changed"
     second = store.save(spec, first, "edit")

@@ -34,7 +34,7 @@ from git_retcon.model.layout import layout_warning
 from git_retcon.model.nearest import applied_already, meant_ids, nearest, nearest_paths, undiffed
 from git_retcon.model.outcome import Proposed, StepKind, StepOutcome, Stuck
 from git_retcon.model.steering import Steering
-from git_retcon.sandbox.runner import Commands
+from git_retcon.sandbox.runner import Commands, Result
 from git_retcon.sandbox.worktree import PathRefused, Worktree
 from git_retcon.state.notes import CommandKind
 
@@ -469,8 +469,7 @@ class Session:
             self.wt.make_exact()
             fresh = self.commands.build_and_test(tree) if kind == "test" else [self.commands.run_and_record(tree, kind)]
             res = fresh[-1]
-        head = f"{kind}: {res.result.upper()} ({res.seconds:.1f}s)"
-        return head + ("\n" + res.output if res.output and not res.passed else "")
+        return command_answer(res)
 
     def _read(self, rel: str) -> bytes:
         """A worktree file's bytes. A file the source adds and the step has not applied yet is
@@ -569,3 +568,9 @@ def occurrences(data: bytes, part: str | bytes) -> int:
 def _lines(text: bytes) -> str:
     n = text.count(b"\n") + (0 if not text or text.endswith(b"\n") else 1)
     return f"{n} line{'s' if n != 1 else ''}"
+
+
+def command_answer(res: Result) -> str:
+    """What run_build and run_tests answer: the verdict, and a failure's output."""
+    head = f"{res.kind}: {res.result.upper()} ({res.seconds:.1f}s)"
+    return head + ("\n" + res.output if res.output and not res.passed else "")

@@ -37,7 +37,7 @@ _MISSING = re.compile(r"^\S*?\b(?:sh|env|make(?:\[\d+\])?):(?: line)?(?: \d+:)? 
 _BIN_DIRS = ("node_modules/.bin", ".venv/bin", "venv/bin", "vendor/bin", "bin", "target/debug", "target/release")
 
 
-def _label(kind: str) -> str:
+def label(kind: str) -> str:
     return _LABELS.get(kind, kind)
 
 
@@ -55,7 +55,7 @@ def check_base(run: Run, br: Branches, wt: Worktree, commands: Commands) -> None
     unready = commands.prepare("build", on_start=ui.start, on_done=lambda r: ui.finish(r.passed, verdict(r)),
                                on_output=ui.output)
     results = [unready] if unready is not None else commands.build_and_test(
-        tree_of(get_commit(run.repo, br.base)), on_start=lambda kind: ui.start(_label(kind)),
+        tree_of(get_commit(run.repo, br.base)), on_start=lambda kind: ui.start(label(kind)),
         on_done=lambda r: ui.finish(r.passed, verdict(r)), on_output=ui.output,
     )
     failed = next((r for r in results if not r.passed), None)
@@ -151,7 +151,7 @@ def test_tip(w: Work, journal: Journal) -> rework.Failure | Stuck | None:
     w.wt.reset(tip)
     tree = tree_of(get_commit(w.run.repo, tip))
     results = w.commands.build_and_test(
-        tree, on_start=lambda kind: ui.start(_label(kind)),
+        tree, on_start=lambda kind: ui.start(label(kind)),
         on_done=lambda r: ui.finish(r.passed, verdict(r)), on_output=ui.output,
     )
     return judge(w, journal, tip, tree, results)

@@ -28,8 +28,9 @@ from git_retcon.model.paths import defining_first
 from git_retcon.model.prompt import template
 from git_retcon.model.retry import retry_reporter
 from git_retcon.model.step import ModelUnavailable, StepResult, run_step
-from git_retcon.model.tools import READ_BUDGET, Session
+from git_retcon.model.tools import READ_BUDGET, Session, command_answer
 from git_retcon.model.window import Window, window
+from git_retcon.reconstruct import judge
 from git_retcon.reconstruct.journal import Journal
 from git_retcon.reconstruct.work import Work
 from git_retcon.state import notes
@@ -71,10 +72,22 @@ def session(w: Work, step: StepKind, parent: CommitId, brief: Brief | None = Non
         s.prepared = _decided(w, start, candidates) if fix else _decided(w, start)
     s.begin()
     if fix and s.taken:
-        # Whether the candidates fix it is plain code's to find out (a record of the tree answers at once):
-        # the prompt says so, and a model need not guess or run the tests first.
-        s.checked = s.run_tests() if w.commands.configured("test") else s.run_build()
+        s.checked = _check_candidates(w)
     return s
+
+
+def _check_candidates(w: Work) -> str:
+    """Whether a fix's candidates, applied, mend it is plain code's to find out: the prompt says so,
+    and a model need not guess or run the tests first. Shown as the judge shows a commit's commands
+    (a setup or a build can take minutes); the record it leaves answers the judge once committed."""
+    ui = w.run.ui
+    ui.line("Trying the candidate hunks...")
+    tree = w.wt.tree()
+    w.wt.make_exact()
+    results = w.commands.build_and_test(
+        tree, on_start=lambda kind: ui.start(judge.label(kind)),
+        on_done=lambda r: ui.finish(r.passed, judge.verdict(r)), on_output=ui.output)
+    return command_answer(results[-1]) if results else ""
 
 
 def rules(w: Work) -> guards.SpecRules:

@@ -128,9 +128,7 @@ class _Conversation:
         text = self.prompt
         while True:
             if result.calls >= self.chain_limit and session.outcome is None:
-                session.outcome = Stuck(
-                    f"the model used {result.calls} responses without finishing the step"
-                    + (f"; its last words: {last_words[:500]}" if last_words else ""))
+                session.outcome = _unfinished(result.calls, last_words)
             if session.outcome is not None:
                 result.outcome = session.outcome
                 return result
@@ -190,9 +188,7 @@ class _Conversation:
                 if "Chain limit" not in str(exc):
                     raise
                 if session.outcome is None:
-                    session.outcome = Stuck(
-                        f"the model used {self.chain_limit} responses without finishing the step"
-                        + (f"; its last words: {last_words[:500]}" if last_words else ""))
+                    session.outcome = _unfinished(self.chain_limit, last_words)
             if session.outcome is not None:
                 result.outcome = session.outcome
                 return result
@@ -293,3 +289,9 @@ class _Conversation:
         if pending:
             digest += "\n\nThe answer to your last reply:\n" + pending[:budget]
         return self._open(), self.prompt + digest + "\n\nGo on from there."
+
+
+def _unfinished(calls: int, last_words: str) -> Stuck:
+    """The stuck of a step whose model spent its responses without ending it."""
+    return Stuck(f"the model used {calls} responses without finishing the step"
+                 + (f"; its last words: {last_words[:500]}" if last_words else ""))

@@ -197,10 +197,15 @@ class Session:
         look = diff.lookup(before)     # read_diff's: ids, names and paths indexed once per remaining diff
         names = look.names
         items, done = self._done_already(items, look)
+        # An exclusion of an applied hunk beside other items does nothing: say how a put-back is made.
+        put = [i for i in raw if i.startswith("-") and looks_like_id(i[1:].partition(":")[0])
+               and not any(h.startswith(i[1:].partition(":")[0].lower()) for h in look.by_id)]
+        put_back = (f" To put one back, call apply_hunks(['-{put[0][1:].partition(':')[0]}']) with nothing else."
+                    if put and done else "")
         if not items:
             return (f"Nothing to apply: {', '.join(done)} {'is' if len(done) == 1 else 'are'} in the worktree "
                     f"already (applied in this step). {len(before)} hunks remain. If this commit is complete, "
-                    "call create_commit().")
+                    "call create_commit()." + put_back)
         try:
             items, remarks = diff.expand(items, before, self.path)
         except diff.SelectionError as exc:
@@ -240,20 +245,24 @@ class Session:
                      + (", ".join(f"{shown[h.id]} ({h.path})" for h in rest[:20]) if rest else "nothing")
                      + (" (read_diff shows their line numbers)." if rest else "."))
         if done:
-            text += f" Already in the worktree (applied in this step): {', '.join(done)}."
+            text += f" Already in the worktree (applied in this step): {', '.join(done)}.{put_back}"
         return text + "".join(f" Note: {r}." for r in remarks)
 
     def _done_already(self, items: list[diff.Item], look: Lookup) -> tuple[list[diff.Item], list[str]]:
-        """The items that name nothing remaining but a whole hunk this step applied (the model sends
-        again what it, or plain code before it, applied): left out, and named for the answer."""
+        """The items that name nothing remaining but a hunk this step applied (the model sends again
+        what it, or plain code before it, applied): left out, and named for the answer. An exclusion
+        or a selection of one ('-399983', '399983:25' beside other items: what the 1.5B model sent for
+        hunks applied for it) changes nothing either: the hunk is in the worktree, whole."""
         keep: list[diff.Item] = []
         done: list[str] = []
         for it in items:
-            key = (it.key or it.id).lower()
-            if it.lines is None and looks_like_id(key) and not any(i.startswith(key) for i in look.by_id):
+            key = (it.key or it.id).lower().lstrip("-")
+            if looks_like_id(key) and not any(i.startswith(key) for i in look.by_id):
                 hits = [i for i in self.applied if i.startswith(key)]
                 if len(hits) == 1:
-                    done.append(f"{self.start_names.get(hits[0], key)} ({self.applied[hits[0]]})")
+                    name = f"{self.start_names.get(hits[0], key)} ({self.applied[hits[0]]})"
+                    if name not in done:
+                        done.append(name)
                     continue
             keep.append(it)
         return keep, done

@@ -126,3 +126,19 @@ def test_applying_what_was_applied_for_it_tells_the_model_to_commit(tmp_path, sc
     assert answer.startswith("Nothing to apply: ") and "(util.py) is in the worktree already (applied in this " \
         "step)" in answer and answer.endswith("If this commit is complete, call create_commit().")
     assert only_util(repo, "feature-clean~2")
+
+
+def test_excluding_and_selecting_what_was_applied_for_it_changes_nothing(tmp_path, scripted):
+    """What the 1.5B model sent for the hunks applied for it, beside the same ids: ["-399983", "4e21",
+    "-399983:25", "399983:25"]. The call was refused whole, as unknown ids, and the model echoed the
+    refusal into stuck; it is in the worktree already, and the answer says how a put-back is made."""
+    repo = planned(tmp_path)
+    log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids=["$back:util.py", "$ids:util.py"])),
+                                  turn(call("create_commit"))],
+                    "2/extract": [turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    answer = entries(log)[1]["results"][0]
+    assert answer.startswith("Nothing to apply: ") and "(util.py) is in the worktree already" in answer
+    assert answer.endswith("with nothing else.") and "To put one back, call apply_hunks(['-" in answer
+    assert only_util(repo, "feature-clean~2") and repo.tree("feature-clean") == repo.tree("feature")

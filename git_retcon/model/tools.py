@@ -71,6 +71,7 @@ class Session:
     taken: dict[str, list[str]] = field(default_factory=dict)   # path -> items applied there (whole ids)
     by_hand: set[str] = field(default_factory=set)    # paths written by write_file, edit_file, delete_file
     stuck_steered: bool = False                   # a stuck summary that echoed an answer was sent back once
+    echoed: str = ""                              # the answer it echoed
     opening: str = ""                             # what applying the prepared items answered
     checked: str = ""                             # a fix: what the commands said of the prepared candidates
     named: set[str] = field(default_factory=set)  # hunk ids create_commit's guards named in this step
@@ -375,8 +376,14 @@ class Session:
         """Give up on this step: say what a human must decide or fix. Ends this step."""
         self._open()
         said = echoes(summary, self.steering.said)
-        if said is not None and not self.stuck_steered:
-            self.stuck_steered = True
+        if said is not None and self.stuck_steered:
+            # Steered once already: a stop, in our words, with the answer the model could not act on
+            # (its summary now echoes that refusal, which would tell a human nothing).
+            self.outcome = Stuck("the model gave up without saying why; the answer it could not act on: "
+                                 + self.echoed[:300])
+            return "Recorded. This step is done."
+        if said is not None:
+            self.stuck_steered, self.echoed = True, said
             raise ToolError("Not recorded: your summary repeats git-retcon's own answer (" + said[:160]
                             + ") instead of saying what a human must decide. That answer names the call that gets "
                             "this step on: make it. Call stuck again only for what a human must decide or fix, "

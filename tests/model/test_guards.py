@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import tomli
+
 from testing.flow import SPEC, call, feature_repo, retcon, turn
 from testing.gitrepo import GitRepo
 
@@ -149,8 +151,10 @@ def test_a_stuck_summary_that_echoes_an_answer_is_sent_back_once(tmp_path, scrip
     sent_back = answers(log)[1]
     assert sent_back.startswith("Error: Not recorded: your summary repeats git-retcon's own answer (Error: nothing "
                                 "to commit")
-    stored = repo.git("show", "refs/retcon/feature-clean:spec.toml")
-    assert f"stuck = {json.dumps(echo)}" in stored      # the second time, it is the model's word
+    # The second time it is a stop, said in our words with the answer the model could not act on.
+    stored = tomli.loads(repo.git("show", "refs/retcon/feature-clean:spec.toml"))
+    assert stored["commit"][0]["history"][-1]["stuck"].startswith(
+        "the model gave up without saying why; the answer it could not act on: Error: nothing to commit")
 
 
 def test_a_stuck_summary_of_its_own_is_recorded_at_once(tmp_path, scripted):

@@ -23,6 +23,18 @@ def _words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _COMMON]
 
 
+# "this commit is complete", "no further actions are required": a model that says it is done, in stuck.
+_DONE = re.compile(r"\b(?:is|are|looks?|seems?) (?:now |already )?(?:complete|done|finished|ready)\b|"
+                   r"\bno further (?:action|change|step)s?\b|"
+                   r"\bnothing (?:else|more) (?:is )?(?:needed|required|to do)\b", re.I)
+
+
+def says_done(summary: str) -> bool:
+    """Whether a stuck summary says the commit is complete (the 1.5B model's "... so this commit is
+    complete. No further actions are required.", with its hunks applied)."""
+    return bool(_DONE.search(summary))
+
+
 def echoes(summary: str, answers: Iterable[str]) -> str | None:
     """The answer the summary echoes (its first line), or None when it says something of its own."""
     words = _words(summary)

@@ -28,7 +28,7 @@ from git_retcon.git.message import fix_message
 from git_retcon.git.plumbing import get_commit, git
 from git_retcon.model import guards
 from git_retcon.model.args import ToolError, bind
-from git_retcon.model.echo import echoes
+from git_retcon.model.echo import echoes, says_done
 from git_retcon.model.invented import invented
 from git_retcon.model.layout import layout_warning
 from git_retcon.model.nearest import applied_already, meant_ids, nearest, nearest_paths, undiffed
@@ -382,6 +382,11 @@ class Session:
             self.outcome = Stuck("the model gave up without saying why; the answer it could not act on: "
                                  + self.echoed[:300])
             return "Recorded. This step is done."
+        if said is None and not self.stuck_steered and says_done(summary) and self._changed():
+            self.stuck_steered, self.echoed = True, f"it said the commit is complete ({summary.strip()[:160]})"
+            raise ToolError("Not recorded: your summary says this commit is complete, and the worktree holds "
+                            "changes: call create_commit() to make the commit. stuck is only for what a human must "
+                            "decide or fix", "other")
         if said is not None:
             self.stuck_steered, self.echoed = True, said
             raise ToolError("Not recorded: your summary repeats git-retcon's own answer (" + said[:160]
@@ -390,6 +395,10 @@ class Session:
                             "in your own words", "other")
         self.outcome = Stuck(summary.strip() or "the model called stuck without a summary")
         return "Recorded. This step is done."
+
+    def _changed(self) -> bool:
+        """Whether the worktree holds anything the previous commit does not."""
+        return self.wt.tree() != tree_of(get_commit(self.wt.repo, self.parent))
 
     def _again(self, name: str, args: tuple[object, ...]) -> str:
         """For a read the step made before, with the worktree as it was then: said, and counted as a

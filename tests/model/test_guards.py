@@ -226,3 +226,26 @@ def test_nothing_to_commit_names_the_files_the_hints_name(tmp_path, scripted):
     assert retcon(repo, "run", "-m", "scripted").code == 0
     assert "the hints name util.py: apply_hunks(['util.py']) takes their remaining hunks" in answers(log)[0]
     assert only_util(repo, "feature-clean~2")
+
+
+def test_a_stuck_that_says_the_commit_is_complete_is_sent_back_to_create_commit(tmp_path, scripted):
+    """What the 1.5B model did with the hunk applied for it: stuck("The 399983 hunk is already in the
+    worktree, so this commit is complete. No further actions are required.")."""
+    repo = planned(tmp_path)
+    done = "The util.py hunk is already in the worktree, so this commit is complete. No further actions are required."
+    log = scripted({"1/extract": [turn(call("stuck", summary=done)), turn(call("create_commit"))],
+                    "2/extract": [turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert answers(log)[0].startswith("Error: Not recorded: your summary says this commit is complete, and the "
+                                      "worktree holds changes: call create_commit() to make the commit.")
+    assert only_util(repo, "feature-clean~2") and repo.tree("feature-clean") == repo.tree("feature")
+
+
+def test_a_stuck_that_says_done_with_nothing_applied_is_recorded(tmp_path, scripted):
+    """With nothing in the worktree, 'complete' is a claim a human must check: no steering."""
+    repo = planned(tmp_path, HINTS_ONLY)
+    done = "This commit is complete: the changes it describes are in main already."
+    scripted({"1/extract": [turn(call("stuck", summary=done))]})
+    assert retcon(repo, "run", "-m", "scripted").code == 3
+    assert json.dumps(done) in repo.git("show", "refs/retcon/feature-clean:spec.toml")

@@ -256,16 +256,23 @@ class Session:
         hunks applied for it) changes nothing either: the hunk is in the worktree, whole."""
         keep: list[diff.Item] = []
         done: list[str] = []
+        left = {h.path for h in look.by_id.values()}
         for it in items:
             key = (it.key or it.id).lower().lstrip("-")
+            name = ""
             if looks_like_id(key) and not any(i.startswith(key) for i in look.by_id):
                 hits = [i for i in self.applied if i.startswith(key)]
                 if len(hits) == 1:
                     name = f"{self.start_names.get(hits[0], key)} ({self.applied[hits[0]]})"
-                    if name not in done:
-                        done.append(name)
-                    continue
-            keep.append(it)
+            elif (it.lines is None and (under := (it.key or it.id).strip().rstrip("/")) and not under.startswith("-")
+                  and any(_under(p, under) for p in self.applied.values()) and not any(_under(p, under) for p in left)):
+                # A path all of whose hunks the step applied, and none remains under (the model names the
+                # files of the "Applied for you" list as well as their ids).
+                name = f"{under} (its hunks)"
+            if not name:
+                keep.append(it)
+            elif name not in done:
+                done.append(name)
         return keep, done
 
     def read_file(self, path: str) -> str:
@@ -593,6 +600,10 @@ def occurrences(data: bytes, part: str | bytes) -> int:
 def _lines(text: bytes) -> str:
     n = text.count(b"\n") + (0 if not text or text.endswith(b"\n") else 1)
     return f"{n} line{'s' if n != 1 else ''}"
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + "/")
 
 
 def command_answer(res: Result) -> str:

@@ -142,3 +142,18 @@ def test_excluding_and_selecting_what_was_applied_for_it_changes_nothing(tmp_pat
     assert answer.startswith("Nothing to apply: ") and "(util.py) is in the worktree already" in answer
     assert answer.endswith("with nothing else.") and "To put one back, call apply_hunks(['-" in answer
     assert only_util(repo, "feature-clean~2") and repo.tree("feature-clean") == repo.tree("feature")
+
+
+def test_naming_the_files_and_ids_applied_for_it_changes_nothing(tmp_path, scripted):
+    """What the 1.5B model sent first on the spec plan -m proposed: the "Applied for you" list's
+    files and ids, all applied already. It was refused whole (no remaining hunk under the paths)."""
+    repo = planned(tmp_path)
+    log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids=["util.py", "$ids:util.py"])),
+                                  turn(call("create_commit"))],
+                    "2/extract": [turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    answer = entries(log)[1]["results"][0]
+    assert answer.startswith("Nothing to apply: util.py (its hunks), ") and answer.endswith(
+        "If this commit is complete, call create_commit().")
+    assert only_util(repo, "feature-clean~2") and repo.tree("feature-clean") == repo.tree("feature")

@@ -46,8 +46,10 @@ def test_hunks_applied_already_are_said_to_be_in_the_worktree_with_what_remains(
     assert out[1] == (f"Applied 1 hunks to 1 files: util.py. 1 hunks remain. Already in the worktree (applied in "
                       f"this step): {CI_ID[:4]} (.github/workflows/ci.yml).")
     assert "Applied already in this step: a/util.py (its hunks)" in out[2]
-    assert "Applied already in this step: util.py (its hunks)" in out[3]
-    assert f"1 hunks remain: {LATER_ID[:4]} (LATER.md)" in out[3]
+    assert f"1 hunks remain: {LATER_ID[:4]} (LATER.md)" in out[2]
+    # The path itself, all of whose hunks the step applied, is left out like an id sent again.
+    assert out[3] == ("Nothing to apply: util.py (its hunks) is in the worktree already (applied in this step). "
+                      "1 hunks remain. If this commit is complete, call create_commit().")
     assert out[4].startswith("def one():")
     assert repo.tree("clean~1") == repo.tree("feature~1")
 

@@ -28,10 +28,12 @@ paths = ["README", "notes/", "docs/"]
 BRIEF_IDS = "$match:^  ([0-9a-f]{4,10}) util\\.py "
 
 
-def make(tmp_path: Path, spec: str = SPEC, docs: int = 4, doc_size: int = 40) -> GitRepo:
+def make(tmp_path: Path, spec: str = SPEC, docs: int = 4, doc_size: int = 40, extra: bool = False) -> GitRepo:
     """feature_repo, plus `docs` documentation files on the feature branch (more remaining
-    diff that has nothing to do with the failure)."""
-    repo = feature_repo(tmp_path / "repo")
+    diff that has nothing to do with the failure). The brief's candidate (util.py's hunk) fixes
+    the failure on its own, and plain code commits it with no model; with extra, it still fails
+    (no module named 'extra': feature_repo), and the model is asked."""
+    repo = feature_repo(tmp_path / "repo", extra)
     if docs:
         repo.git("checkout", "-q", "feature")
         repo.commit("more docs", {f"docs/page{i:02}.md": f"# Page {i}\n" + f"Text of page {i}.\n" * doc_size

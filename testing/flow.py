@@ -78,9 +78,11 @@ def take(prefix: str, message: str = "commit") -> list[dict[str, Any]]:
             turn(call("create_commit", message=message))]
 
 
-def feature_repo(path: Path) -> GitRepo:
+def feature_repo(path: Path, extra: bool = False) -> GitRepo:
     """main with a tiny package; `feature` with a messy history for three concerns:
-    a helper in util.py, a feature in app.py that uses it, and docs."""
+    a helper in util.py, a feature in app.py that uses it, and docs. extra: the helper imports
+    its value from a new module, extra.py, so that util.py's hunk alone (what a failure that
+    misses the helper blames) still fails."""
     repo = GitRepo.init(path)
     repo.commit("base", {
         "app.py": "import util\n\n\ndef main():\n    return util.one()\n",
@@ -88,8 +90,10 @@ def feature_repo(path: Path) -> GitRepo:
         "README": "demo\n",
     })
     repo.git("checkout", "-q", "-b", "feature")
-    repo.commit("wip", {"util.py": "def one():\n    return 1\n\n\ndef two():\n    return 2\n",
-                        "app.py": "import util\n\n\ndef main():\n    return util.one() + util.two()\n"})
+    two = "    from extra import TWO\n\n    return TWO\n" if extra else "    return 2\n"
+    repo.commit("wip", {"util.py": "def one():\n    return 1\n\n\ndef two():\n" + two,
+                        "app.py": "import util\n\n\ndef main():\n    return util.one() + util.two()\n",
+                        **({"extra.py": "TWO = 2\n"} if extra else {})})
     repo.commit("docs wip", {"README": "demo\n\nmain() returns 3.\n"})
     repo.commit("fix", {"notes/todo.txt": "nothing\n"})
     repo.git("checkout", "-q", "main")
@@ -118,10 +122,12 @@ paths = ["README", "notes/"]
 """
 
 
-def needs_fix_repo(tmp_path: Path, spec: str = SPEC) -> GitRepo:
+def needs_fix_repo(tmp_path: Path, spec: str = SPEC, extra: bool = False) -> GitRepo:
     """feature_repo planned (spec without its util commit) with app's commit first: its test
-    fails until the fix loop takes util.py's helper from the remaining diff (a WIP commit)."""
-    repo = feature_repo(tmp_path / "repo")
+    fails until the fix loop takes util.py's helper from the remaining diff (a WIP commit). That
+    hunk, the rework brief's candidate, passes on its own, so plain code commits it with no model;
+    with extra, it does not (the helper needs extra.py too), and the model is asked."""
+    repo = feature_repo(tmp_path / "repo", extra)
     spec = spec.replace('message = "util: add two()"\nhints = "Only util.py."\npaths = ["util.py"]\n\n[[commit]]\n', "")
     (tmp_path / "s.toml").write_text(spec)
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0

@@ -76,18 +76,18 @@ def _fix_step(w: Work, journal: Journal, diag: rework.Diagnosis, attempt: int) -
     ui = w.run.ui
     tip = w.tip()
     w.wt.reset(tip)
-    session = steps.session(w, "fix", tip, diag.brief, diag.blame.candidates)
-    values = steps.prompt_values(w, session)
-    # The candidates' ids as read_diff showed them when the step began, before the candidates were
-    # applied for the model (the note keeps them whole).
-    shown = session.start_names
-    values.update(attempt=str(attempt), brief=diff.shorten(diag.brief.text, shown))
     candidates = diag.blame.candidates
     if candidates:
         paths = list(dict.fromkeys(c.hunk.path for c in candidates))
         ui.line(f"Blame: {plural(len(candidates), 'candidate hunk')} in the remaining diff "
                 f"({', '.join(paths[:3])}{'...' if len(paths) > 3 else ''})")
-    ui.line("Consulting diff for missing pieces...")
+    session = steps.session(w, "fix", tip, diag.brief, candidates)
+    values = steps.prompt_values(w, session)
+    # The candidates' ids as read_diff showed them when the step began, before the candidates were
+    # applied for the model (the note keeps them whole).
+    shown = session.start_names
+    values.update(attempt=str(attempt), brief=diff.shorten(diag.brief.text, shown))
+    ui.line(steps.fixing_line(session))
     res = steps.step(w, journal, "fix.md", values, session)
     if not isinstance(res.outcome, Proposed):
         return res.outcome

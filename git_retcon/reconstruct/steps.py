@@ -24,7 +24,7 @@ from git_retcon.model import guards
 from git_retcon.model.args import ToolError
 from git_retcon.model.choose import BUILTIN, tools_mode
 from git_retcon.model.outcome import OverBudget, Proposed, StepKind, Stuck, Unavailable
-from git_retcon.model.paths import defining_first
+from git_retcon.model.paths import defining_first, fix_message
 from git_retcon.model.prompt import template
 from git_retcon.model.retry import retry_reporter
 from git_retcon.model.step import ModelUnavailable, StepResult, run_step
@@ -73,6 +73,10 @@ def session(w: Work, step: StepKind, parent: CommitId, brief: Brief | None = Non
     s.begin()
     if fix and s.taken:
         s.checked = _check_candidates(w)
+        if candidates_pass(s):   # committed by plain code, named for what they take
+            applied = s.prepared_ids()
+            s.default_message = fix_message([(c.hunk.id, c.hunk.path, c.reason)
+                                             for c in candidates or [] if c.hunk.id in applied])
     return s
 
 
@@ -142,7 +146,7 @@ def applied_text(s: Session, step: StepKind) -> str:
     if step == "fix":
         why = "the rework brief's candidate hunks"
         verdict = s.checked.splitlines()[0] if s.checked else ""
-        if re.match(r"(test|build): PASS", verdict):
+        if candidates_pass(s):
             advice = (f"With them applied, the build and the tests pass (git-retcon ran them: {verdict}). Call "
                       "create_commit() to make the fix commit.")
         else:
@@ -214,7 +218,7 @@ def resolution_text(commit: specmod.LogicalCommit) -> str:
 
 def step(w: Work, journal: Journal, prompt_file: str, values: dict[str, str], s: Session) -> StepResult:
     """Run one step with the prompt template prompt_file: what it made, or why it stopped."""
-    if spent_all(w) and not takes_the_rest(w, s.step):
+    if spent_all(w) and not takes_the_rest(w, s.step) and not candidates_pass(s):
         return StepResult(OverBudget())
     try:
         return attempt(w, journal, prompt_file, values, s)
@@ -249,24 +253,38 @@ def extracting_line(w: Work) -> str:
             if takes_the_rest(w, "extract") else "Extracting relevant changes...")
 
 
-def _the_rest(s: Session) -> StepResult:
-    """The last commit's step in plain code, through the same tools a model calls: every
-    remaining hunk, then create_commit with the spec's message."""
-    # Never reached with nothing left: the loop completes such a commit empty (reconstruct/empty.py).
+def candidates_pass(s: Session) -> bool:
+    """A fix whose candidate hunks, applied by plain code, build and pass the tests: nothing is
+    left to judge, and no model is called (the 1.5B model, told so, still did not commit them)."""
+    return s.step == "fix" and bool(re.match(r"(test|build): PASS", s.checked))
+
+
+def fixing_line(s: Session) -> str:
+    return ("The candidate hunks pass: committing them as the fix (no model needed)..."
+            if candidates_pass(s) else "Consulting diff for missing pieces...")
+
+
+def _plain(s: Session, what: str, items: list[str]) -> StepResult:
+    """A step in plain code, through the same tools a model calls: items applied, then create_commit
+    with the default message (the spec's, or the fix's WIP line)."""
     start = time.monotonic()
     try:
-        s.apply_hunks(["."])
+        if items:
+            s.apply_hunks(items)
         s.create_commit("")
     except ToolError as exc:   # kept for a human: what stopped plain code stops a model too
-        s.give_up(f"taking every remaining change failed: {exc}")
+        s.give_up(f"{what} failed: {exc}")
     assert s.outcome is not None
     return StepResult(s.outcome, seconds=time.monotonic() - start)
 
 
 def _call(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> StepResult:
     run = w.run
+    # Never the last commit with nothing left: the loop completes such a commit empty (reconstruct/empty.py).
     if takes_the_rest(w, s.step):
-        return _the_rest(s)
+        return _plain(s, "taking every remaining change", ["."])
+    if candidates_pass(s):
+        return _plain(s, "committing the candidate hunks", [])
     # Every wait on the model shows its elapsed time, and the retry under way, on the live line.
     with run.ui.waiting(f"Waiting for {w.model.model_id}") as tail:
         res = run_step(w.model, template("system.md").template, template(prompt_file).substitute(values),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from testing.fixcase import BRIEF_IDS, make
+from testing.fixcase import make
 from testing.flow import call, retcon, take, turn
 from tests.model.test_answers import MINE, UTIL, small
 
@@ -59,9 +59,9 @@ def test_a_line_without_its_final_newline_is_counted_and_explained(tmp_path, scr
 
 
 def test_an_empty_fix_message_is_wip_and_the_failures_summary(tmp_path, scripted):
-    repo = make(tmp_path, docs=0)
+    repo = make(tmp_path, docs=0, extra=True)    # the brief's candidate alone fails: the model is asked
     scripted({"1/extract": take("app.py"),
-              "1/fix/1": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message=""))],
+              "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:extra.py")), turn(call("create_commit", message=""))],
               "2/extract": take("")})
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 0, res.text

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from testing.fixcase import BRIEF_IDS, make
+from testing.fixcase import make
 from testing.flow import call, retcon, take, turn
 
 
@@ -24,13 +24,14 @@ def llm_logs(*args: str) -> list[dict]:
     return json.loads(res.output or "[]")
 
 
+# With make(extra=True): the brief's candidate alone fails, so the fix is the model's.
 SCRIPT = {"1/extract": take("app.py"),
-          "1/fix/1": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message="x"))],
+          "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:extra.py")), turn(call("create_commit", message="x"))],
           "2/extract": take("")}
 
 
 def test_run_logs_each_exchange_to_llms_database(tmp_path, scripted):
-    repo = make(tmp_path, docs=0)
+    repo = make(tmp_path, docs=0, extra=True)
     log = scripted(SCRIPT)
     assert retcon(repo, "run", "-m", "scripted").code == 0
     entries = llm_logs()
@@ -53,7 +54,7 @@ def test_the_built_in_model_is_not_logged(tmp_path):
 def test_no_log_and_llm_logs_off_keep_exchanges_out(tmp_path, scripted):
     from llm.cli import cli
 
-    repo = make(tmp_path, docs=0)
+    repo = make(tmp_path, docs=0, extra=True)
     scripted(SCRIPT)
     assert retcon(repo, "run", "-m", "scripted", "--no-log").code == 0
     assert llm_logs() == []

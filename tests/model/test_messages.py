@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from testing.fixcase import BRIEF_IDS, make
+from testing.fixcase import make
 from testing.flow import SPEC, call, feature_repo, retcon, take, turn
 
 
@@ -34,10 +34,10 @@ def test_a_message_git_cannot_keep_is_refused_when_the_spec_is_saved(tmp_path, m
 
 
 def test_a_nul_in_the_models_message_is_a_tool_error_and_never_cuts_the_message(tmp_path, scripted):
-    repo = make(tmp_path, docs=1)
+    repo = make(tmp_path, docs=1, extra=True)    # the brief's candidate alone fails: the model is asked
     log = scripted({
         "1/extract": take("app.py"),
-        "1/fix/1": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)),
+        "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:extra.py")),
                     turn(call("create_commit", message="WIP: take\x00 two() and more")),
                     turn(call("create_commit", message="   \n\t "))],
         "2/extract": take(""),
@@ -57,11 +57,11 @@ def test_a_nul_in_the_models_message_is_a_tool_error_and_never_cuts_the_message(
 
 
 def test_a_models_message_is_stored_as_git_commit_m_would_store_it(tmp_path, scripted):
-    repo = make(tmp_path, docs=1)
+    repo = make(tmp_path, docs=1, extra=True)    # the brief's candidate alone fails: the model is asked
     raw = "WIP: take two()   \r\n\r\n\r\n\r\nutil.two() was missing.\t \r\n\n\n"
     scripted({
         "1/extract": take("app.py"),
-        "1/fix/1": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message=raw))],
+        "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:extra.py")), turn(call("create_commit", message=raw))],
         "2/extract": take(""),
     })
 

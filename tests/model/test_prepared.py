@@ -84,16 +84,16 @@ def test_hunks_the_plan_assigned_are_applied_too(tmp_path, scripted):
 
 def test_a_fix_starts_with_the_briefs_defining_candidates_applied(tmp_path, scripted):
     repo = needs_fix_repo(tmp_path)
-    log = scripted({"1/extract": [turn(call("create_commit"))], "1/fix/1": [turn(call("create_commit"))]})
+    log = scripted({"1/extract": [turn(call("create_commit"))]})
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 0, res.text
-    assert repo.log("main..feature-clean")[1].startswith("WIP: Test failed")
+    assert repo.log("main..feature-clean")[1] == "WIP: take the definition of `two` from util.py"
     assert repo.git("diff", "--name-only", "feature-clean~2", "feature-clean~1").split() == ["util.py"]
-    fix = next(e for e in entries(log) if e["keys"] == ["1/fix/1"])
-    assert "Applied for you: git-retcon took the rework brief's candidate hunks:" in fix["prompt"]
-    assert "util.py modify" in fix["prompt"].split("Applied for you")[1]
-    # Plain code ran the tests on them: the model is told they pass, and only has to commit.
-    assert "With them applied, the build and the tests pass (git-retcon ran them: test: PASS" in fix["prompt"]
+    # Plain code ran the tests on them, and they pass: it commits them, and the model is not asked.
+    assert "Trying the candidate hunks...\nBuilding... PASS" in res.out
+    assert "The candidate hunks pass: committing them as the fix (no model needed)..." in res.out
+    assert [e["keys"] for e in entries(log)] == [["1/extract/1"]]
+    assert note(repo, "feature-clean~1")["model_calls"] == 0
 
 
 def test_a_fix_whose_candidates_do_not_pass_is_told_so(tmp_path, scripted):
@@ -106,14 +106,23 @@ def test_a_fix_whose_candidates_do_not_pass_is_told_so(tmp_path, scripted):
                     "1/fix/1": [turn(call("stuck", summary="the test imports a module no commit adds"))]})
     assert retcon(repo, "run", "-m", "scripted").code == 3
     fix = next(e for e in entries(log) if e["keys"] == ["1/fix/1"])
+    assert "Applied for you: git-retcon took the rework brief's candidate hunks:" in fix["prompt"]
+    assert "util.py modify" in fix["prompt"].split("Applied for you")[1]
     assert "With them applied, it still fails (test: FAIL" in fix["prompt"]
 
 
 def test_retcon_paths_fixes_with_one_call(tmp_path):
-    repo = needs_fix_repo(tmp_path)
+    """util.py's helper, the brief's candidate, needs extra.py too: retcon-paths commits the
+    candidate with one call; the next round's candidate (extra.py) passes, and plain code commits
+    it with none."""
+    repo = needs_fix_repo(tmp_path, extra=True)
     res = retcon(repo, "run", "-m", "retcon-paths")
     assert res.code == 0, res.text
-    assert note(repo, "feature-clean~1")["kind"] == "wip" and note(repo, "feature-clean~1")["model_calls"] == 1
+    assert repo.log("main..feature-clean") == ["docs: explain main", "WIP: take the missing pieces from extra.py",
+                                               "WIP: take the definition of `two` from util.py", "app: use two()"]
+    assert [(note(repo, f"feature-clean~{i}")["kind"], note(repo, f"feature-clean~{i}")["model_calls"])
+            for i in (2, 1)] == [("wip", 1), ("wip", 0)]
+    assert repo.tree("feature-clean") == repo.tree("feature")
 
 
 def test_applying_what_was_applied_for_it_tells_the_model_to_commit(tmp_path, scripted):

@@ -25,9 +25,9 @@ def commit_on(repo, branch, files, message):
 
 @pytest.fixture
 def adopted(tmp_path, scripted):
-    """Commit 1 is stuck; the human commits a fix that does not fix it; run adopts it and stops
-    stuck again."""
-    repo = make(tmp_path, docs=0)
+    """Commit 1 is stuck (the brief's candidate alone fails: the model is asked, and gives up); the
+    human commits a fix that does not fix it; run adopts it and stops stuck again."""
+    repo = make(tmp_path, docs=0, extra=True)
     scripted({"1/extract": take("app.py"), "1/fix": [turn(call("stuck", summary="app.py needs util.two()"))]})
     assert retcon(repo, "run", "-m", "scripted").code == 3
     mine = commit_on(repo, "feature-clean", {"NOTES.txt": "tried\n"}, "try a note")

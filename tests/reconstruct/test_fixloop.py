@@ -28,56 +28,133 @@ def status(repo):
     return json.loads(retcon(repo, "status", "--json").out)
 
 
+def fix_round(out):
+    """The lines of a run's output from its first fix attempt to the commit it made, the
+    commands' timings and the commit's id left out."""
+    out = re.sub(r"\(\d+\.\ds\)", "(N.Ns)", re.sub(r"Creating commit\.\.\. [0-9a-f]{9}", "Creating commit... SHA", out))
+    lines = out.splitlines()
+    return lines[lines.index("Fix attempt 1:"):lines.index("✓ Commit created (1 WIP)") + 1]
+
+
 # -- the brief --------------------------------------------------------------------------
 
 
 def test_the_brief_names_the_missing_helper_and_one_wip_commit_fixes_it(tmp_path, scripted):
     repo = make(tmp_path)
-    log = scripted({
-        "1/extract": take("app.py"),
-        "1/fix/1": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message="take two()"))],
-        "2/extract": take(""),
-    })
+    # No fix turns: the brief's candidate passes on its own, and plain code commits it.
+    log = scripted({"1/extract": take("app.py")})
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 0, res.text
     assert "Blame: 1 candidate hunk in the remaining diff (util.py)" in res.out
-    assert repo.log("main..feature-clean") == ["docs: explain main", "WIP: take two()", "app: use two()"]
-    fix = next(e for e in entries(log) if e["keys"] == ["1/fix/1"])
-    brief = fix["prompt"].split("<brief>")[1].split("</brief>")[0]
-    assert "AttributeError: module 'util' has no attribute 'two'" in brief
-    assert "Missing: `two`" in brief and "app.py:5: in this commit's change" in brief
-    assert "defines `two` (def two():)" in brief
-    assert "Take what is missing from the remaining diff first" in brief
-    (shown,) = fix["calls"][0]["arguments"]["hunk_ids"]
-    assert 4 <= len(shown) < 10, shown   # the candidate's id as read_diff shows it, not whole
+    assert repo.log("main..feature-clean") == ["docs: explain main", "WIP: take the definition of `two` from util.py",
+                                               "app: use two()"]
+    assert [e["keys"] for e in entries(log)] == [["1/extract/1"]] * 3     # the model made no fix
     # The brief is the WIP commit's diagnosis (ids whole), with the blame in machine-readable form.
     wip = note(repo, "feature-clean~1")
-    assert wip["kind"] == "wip" and wip["test"] == "pass"
+    assert wip["kind"] == "wip" and wip["test"] == "pass" and wip["model_calls"] == 0
+    brief = wip["diagnosis"]
+    assert "AttributeError: module 'util' has no attribute 'two'" in brief
+    assert "Missing: `two`" in brief and "app.py:5: in this commit's change" in brief
+    assert "Take what is missing from the remaining diff first" in brief
+    (whole,) = wip["rework"]["candidates"]
+    assert len(whole) == 10 and f"  {whole} util.py modify +4 -0: defines `two` (def two():)" in brief
+    assert wip["rework"]["names"] == ["two"] and wip["rework"]["blamed"] == ["app.py"]
+
+
+def test_candidates_that_pass_are_committed_by_plain_code_with_no_model(tmp_path, scripted):
+    """The brief's candidates, applied and tried by plain code, pass: nothing is left to judge, so
+    plain code commits them, named for what they take, and the model is not asked (the script has
+    no fix turns: a model asked would say so in the log)."""
+    repo = make(tmp_path, docs=0)
+    log = scripted({"1/extract": take("app.py")})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert fix_round(res.out) == [
+        "Fix attempt 1:",
+        "Blame: 1 candidate hunk in the remaining diff (util.py)",
+        "Trying the candidate hunks...",
+        "Building... PASS (N.Ns)",
+        "Tests... PASS (N.Ns)",
+        "Computing diff (3 lines)...",
+        "The candidate hunks pass: committing them as the fix (no model needed)...",
+        "Creating WIP commit... WIP: take the definition of `two` from util.py",
+        "Creating commit... SHA",
+        "Building... PASS (cached)",
+        "Tests... PASS (cached)",
+        "✓ Commit created (1 WIP)",
+    ]
+    assert "Consulting diff for missing pieces" not in res.out
+    assert [e["keys"] for e in entries(log)] == [["1/extract/1"]] * 3
+    assert repo.git("log", "-1", "--format=%B", "feature-clean~1") == "WIP: take the definition of `two` from util.py"
+    assert repo.git("diff", "--name-only", "feature-clean~2", "feature-clean~1") == "util.py"
+    wip = note(repo, "feature-clean~1")
+    assert (wip["kind"], wip["build"], wip["test"]) == ("wip", "pass", "pass")
+    assert wip["model_calls"] == 0 and wip["tokens"] == {"input": 0, "output": 0}
+    assert repo.tree("feature-clean") == repo.tree("feature")
+
+
+def test_the_model_is_asked_when_the_candidates_do_not_pass(tmp_path, scripted):
+    """util.py's helper, the brief's candidate, needs extra.py too: applied and tried, it still
+    fails, so the model is asked, with the brief (its ids as read_diff shows them), and told so."""
+    repo = make(tmp_path, docs=0, extra=True)
+    log = scripted({"1/extract": take("app.py"),
+                    "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:extra.py")),
+                                turn(call("create_commit", message="take extra.py too"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert fix_round(res.out) == [
+        "Fix attempt 1:",
+        "Blame: 1 candidate hunk in the remaining diff (util.py)",
+        "Trying the candidate hunks...",
+        "Building... PASS (N.Ns)",
+        "Tests... FAIL (ModuleNotFoundError: No module named 'extra') (N.Ns)",
+        "Computing diff (4 lines)...",
+        "Consulting diff for missing pieces...",
+        "Creating WIP commit... WIP: take extra.py too",
+        "Creating commit... SHA",
+        "Building... PASS (N.Ns)",
+        "Tests... PASS (N.Ns)",
+        "✓ Commit created (1 WIP)",
+    ]
+    assert repo.log("main..feature-clean") == ["docs: explain main", "WIP: take extra.py too", "app: use two()"]
+    fix = [e for e in entries(log) if e["keys"] == ["1/fix/1"]]
+    assert len(fix) == 2
+    prompt = fix[0]["prompt"]
+    assert "With them applied, it still fails (test: FAIL" in prompt
+    brief = prompt.split("<brief>")[1].split("</brief>")[0]
+    (shown,) = re.findall(r"^  ([0-9a-f]{4,10}) util\.py modify \+6 -0: defines `two` \(def two\(\):\)$", brief, re.M)
+    assert 4 <= len(shown) < 10, shown   # the candidate's id as read_diff shows it, not whole
+    assert fix[1]["results"] == ["Applied 1 hunks to 1 files: extra.py. 2 hunks remain."]
+    # The brief is the WIP commit's diagnosis, its ids whole there.
+    wip = note(repo, "feature-clean~1")
+    assert wip["kind"] == "wip" and wip["test"] == "pass" and wip["model_calls"] == 2
     (whole,) = wip["rework"]["candidates"]
     assert len(whole) == 10 and whole.startswith(shown)
     assert wip["diagnosis"].replace(whole, shown) == brief.strip("\n") and whole not in brief
-    assert wip["rework"]["names"] == ["two"] and wip["rework"]["blamed"] == ["app.py"]
+    assert repo.tree("feature-clean") == repo.tree("feature")
 
 
 def test_the_fix_prompt_carries_the_brief_not_the_remaining_diff(tmp_path, scripted):
     """A model that follows the brief needs no read_diff: the prompt names the hunk that
     fixes the failure (applied for it already), and it is a fraction of the remaining diff it
-    stands for."""
-    repo = make(tmp_path, docs=30, doc_size=60)
-    log = scripted({"1/extract": take("app.py"), "2/extract": take(""), "1/fix/1": [
+    stands for. (extra: the candidate alone does not pass, so the model is asked.)"""
+    repo = make(tmp_path, docs=30, doc_size=60, extra=True)
+    log = scripted({"1/extract": take("app.py"), "1/fix/1": [
         turn(call("read_diff", page=1), call("read_diff", page=2)),
-        turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message="take two()"))]})
+        turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("apply_hunks", hunk_ids="$ids:extra.py")),
+        turn(call("create_commit", message="take two()"))]})
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 0, res.text
     fix = [e for e in entries(log) if e["keys"] == ["1/fix/1"]]
-    prompt, (page1, page2, applied) = fix[0]["prompt"], fix[-1]["results"]
+    prompt, (page1, page2, applied, extra) = fix[0]["prompt"], fix[-1]["results"]
     assert "page 1 of 2" in page1 and "page 2 of 2" in page2
     (candidate,) = re.findall(r"^  ([0-9a-f]{4,10}) util\.py modify .*: defines `two`", prompt, re.M)
     # The brief names it as the prompt lists it applied (abbreviated), so the model can match the two;
     # the remaining diff has it no more.
-    (listed,) = re.findall(r"^  ([0-9a-f]{4,10}) util\.py modify \+4 -0$", prompt.split("Applied for you")[1], re.M)
-    assert candidate == listed and "util.py" not in page1 + page2
+    (listed,) = re.findall(r"^  ([0-9a-f]{4,10}) util\.py modify \+6 -0$", prompt.split("Applied for you")[1], re.M)
+    assert candidate == listed and "util.py" not in page1 + page2 and "extra.py" in page1 + page2
     assert applied.startswith(f"Nothing to apply: {candidate} (util.py) is in the worktree already")
+    assert extra.startswith("Applied 1 hunks to 1 files: extra.py.")
     assert len(prompt) * 5 < len(page1) + len(page2), (len(prompt), len(page1) + len(page2))
     assert note(repo, "feature-clean~1")["test"] == "pass"
 
@@ -86,7 +163,7 @@ def test_the_fix_prompt_carries_the_brief_not_the_remaining_diff(tmp_path, scrip
 
 
 def test_same_location_after_three_attempts_escalates(tmp_path, scripted):
-    repo = make(tmp_path)
+    repo = make(tmp_path, extra=True)    # the candidate alone fails (on extra.py): the model is asked
     # Each attempt puts back the candidate applied for it and takes an unrelated hunk (progress on
     # the diff), so only persistence can stop it.
     fixes = {f"1/fix/{a}": [turn(call("apply_hunks", hunk_ids="$back:util.py")),
@@ -107,7 +184,7 @@ def test_same_location_after_three_attempts_escalates(tmp_path, scripted):
 
 
 def test_no_progress_when_the_fix_takes_nothing_and_the_failure_repeats(tmp_path, scripted):
-    repo = make(tmp_path)
+    repo = make(tmp_path, extra=True)    # the candidate alone fails (on extra.py): the model is asked
     log = scripted({
         "1/extract": take("app.py"),
         "1/fix/1": [turn(call("apply_hunks", hunk_ids="$back:util.py")),   # the candidate applied for it
@@ -158,7 +235,10 @@ def test_a_fix_that_breaks_passing_tests_is_a_regression_cascade(tmp_path, scrip
                          "tests/test_shout.py": "from text import shout\n\n\ndef test_shout():\n"
                                                 "    assert shout('a') == 'A'\n"})
     repo.git("checkout", "-q", "-b", "feature")
-    repo.commit("slug", {"text.py": "def shout(s):\n    return s.upper()\n\n\ndef slug(s):\n    return s.lower()\n",
+    # slug() needs lower.py too: its hunk, the brief's candidate, fails alone, so the model is asked.
+    repo.commit("slug", {"text.py": "def shout(s):\n    return s.upper()\n\n\ndef slug(s):\n"
+                                    "    from lower import lower\n\n    return lower(s)\n",
+                         "lower.py": "def lower(s):\n    return s.lower()\n",
                          "tests/test_slug.py": "import text\n\n\ndef test_slug():\n"
                                                "    assert text.slug('A') == 'a'\n"})
     repo.git("checkout", "-q", "main")
@@ -179,7 +259,7 @@ def test_a_fix_that_breaks_passing_tests_is_a_regression_cascade(tmp_path, scrip
 
 
 def test_a_run_that_dies_in_the_fix_loop_resumes_with_its_attempts_counted(tmp_path, flaky, monkeypatch):
-    repo = make(tmp_path)
+    repo = make(tmp_path, extra=True)    # the candidate alone fails (on extra.py): the model is asked
     fixes = {f"1/fix/{a}": [turn(call("apply_hunks", hunk_ids="$back:util.py")),
                             turn(call("apply_hunks", hunk_ids=f"$ids:docs/page0{a - 1}")),
                             turn(call("create_commit", message=f"attempt {a}"))] for a in range(1, 6)}
@@ -263,7 +343,7 @@ def test_rate_limited_twice_then_the_backend_answers(tmp_path, flaky, monkeypatc
 
 
 def test_a_backend_that_stays_down_stops_as_stuck_with_the_state_saved(tmp_path, flaky, monkeypatch):
-    repo = make(tmp_path, docs=0)
+    repo = make(tmp_path, docs=0, extra=True)    # the candidate alone fails: the fix needs the model
     flaky({"1/extract": take("app.py")})
     # Commit 1 is made by a working model; then the backend goes down.
     assert retcon(repo, "run", "-m", "scripted", "--max-fix", "0").code == 3

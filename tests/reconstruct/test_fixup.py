@@ -9,14 +9,12 @@ import subprocess
 
 import pytest
 
-from testing.fixcase import BRIEF_IDS, SPEC, make
-from testing.flow import call, retcon, take, turn
+from testing.fixcase import SPEC, make
+from testing.flow import retcon, take
 
-SCRIPT = {
-    "1/extract": take("app.py"),
-    "1/fix/1": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message="take two()"))],
-    "2/extract": take(""),
-}
+# No fix turns: the brief's candidate passes on its own, and plain code commits it, named for what
+# it takes.
+SCRIPT = {"1/extract": take("app.py")}
 FIXUP_SPEC = SPEC.replace('test = "', 'wip = "fixup"\ntest = "', 1)
 
 
@@ -32,7 +30,9 @@ def test_fix_commits_are_fixup_commits_that_autosquash_folds_as_squash_does(tmp_
     res = retcon(repo, "run", "-m", "scripted", *(["--fixup"] if how == "option" else []))
     assert res.code == 0, res.text
     assert "Commit created (1 WIP)" in res.out and "1 WIP fix commit" in res.out
-    assert messages(repo) == ["app: use two()", "fixup! app: use two()\n\ntake two()", "docs: explain main"]
+    assert messages(repo) == ["app: use two()", "fixup! app: use two()\n\ntake the definition of `two` from util.py",
+                              "docs: explain main"]
+    assert "The candidate hunks pass: committing them as the fix (no model needed)..." in res.out
     doc = json.loads(retcon(repo, "status", "--json").out)
     assert [c["wip"] for c in doc["commits"]] == [1, 0]
     chk = retcon(repo, "check")

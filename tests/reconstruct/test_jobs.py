@@ -22,11 +22,12 @@ def planned(path):
     return repo
 
 
-def needs_fix_then_later(tmp_path, spec: str = SPEC):
+def needs_fix_then_later(tmp_path, spec: str = SPEC, extra: bool = False):
     """needs_fix_repo's case (commit 1, app.py, fails until a fix takes util.py's helper) with a
     last commit "later" (LATER.md) after it: plain code takes that one, so the commits before
-    it are the model's, extracted ahead."""
-    repo = feature_repo(tmp_path / "repo")
+    it are the model's, extracted ahead. extra: the helper needs extra.py too (feature_repo), so
+    the fix is the model's."""
+    repo = feature_repo(tmp_path / "repo", extra)
     repo.git("checkout", "-q", "feature")
     repo.commit("later", {"LATER.md": "later\n"})
     repo.git("checkout", "-q", "main")
@@ -97,22 +98,22 @@ def test_abort_removes_the_pool_of_a_run_that_stopped(tmp_path, scripted):
 
 
 def test_a_failing_commit_sets_the_work_ahead_aside_and_redoes_it_without_the_model(tmp_path, scripted):
-    # Commit 1 (app.py) fails until the fix takes util.py's helper; commit 2, extracted ahead on
-    # the failing commit, took everything left but LATER.md (util.py too): it still merges on the fixed tip.
+    # Commit 1 (app.py) fails until the fix takes util.py's helper (the brief's candidate, which
+    # plain code commits); commit 2, extracted ahead on the failing commit, took everything left
+    # but LATER.md (util.py too): it still merges on the fixed tip.
     repo = needs_fix_then_later(tmp_path)
     log = scripted({
         "1/extract": take("app.py"),
-        "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:util.py")),
-                    turn(call("create_commit", message="add the missing helper"))],
         "2/extract": [*take(REST), CONFIRM],
     })
     res = retcon(repo, "run", "-m", "scripted", "--jobs", "2")
     assert res.code == 0, res.text
     assert "Tests... FAIL" in res.out and "Fix attempt 1:" in res.out
+    assert "The candidate hunks pass: committing them as the fix (no model needed)..." in res.out
     assert "on the fixed commit, without the model" in res.out
-    assert steps(log) == {"1/extract/1": 3, "2/extract/1": 4, "1/fix/1": 2}   # commit 2 asked once
-    assert repo.log("main..feature-clean") == ["later", "docs: explain main", "WIP: add the missing helper",
-                                               "app: use two()"]
+    assert steps(log) == {"1/extract/1": 3, "2/extract/1": 4}   # commit 2 asked once, the fix not at all
+    assert repo.log("main..feature-clean") == ["later", "docs: explain main",
+                                               "WIP: take the definition of `two` from util.py", "app: use two()"]
     assert repo.tree("feature-clean") == repo.tree("feature")
     assert repo.git("diff", "--name-only", "feature-clean~2", "feature-clean~1") == "README\nnotes/todo.txt"
     status = json.loads(retcon(repo, "status", "--json").out)
@@ -121,15 +122,16 @@ def test_a_failing_commit_sets_the_work_ahead_aside_and_redoes_it_without_the_mo
 
 
 def test_work_ahead_that_no_longer_applies_is_extracted_again(tmp_path, scripted):
-    # The fix writes its own two() into util.py: the work done ahead (util.py as the source
-    # has it) conflicts with it, so the model extracts commit 2 again on the fixed tip.
-    repo = needs_fix_then_later(tmp_path)
+    # The fix (the model's: util.py's helper alone fails, it needs extra.py) writes its own two()
+    # into util.py: the work done ahead (util.py as the source has it) conflicts with it, so the
+    # model extracts commit 2 again on the fixed tip.
+    repo = needs_fix_then_later(tmp_path, extra=True)
     helper = "def one():\n    return 1\n\n\ndef two():\n    return 1 + 1\n"
     log = scripted({
         "1/extract": take("app.py"),
         "1/fix/1": [turn(call("write_file", path="util.py", content=helper)),
                     turn(call("create_commit", message="a helper of my own"))],
-        "2/extract": [*take(REST), CONFIRM],
+        "2/extract": [*take(REST + "|extra.py"), CONFIRM],
     })
     res = retcon(repo, "run", "-m", "scripted", "--jobs", "2")
     assert res.code == 0, res.text
@@ -160,19 +162,17 @@ def test_a_stuck_answer_given_ahead_stops_once_the_commit_before_passes(tmp_path
 def test_two_commits_made_ahead_of_a_failing_one_are_both_redone_without_the_model(tmp_path, scripted):
     repo = needs_fix_then_later(tmp_path, SPEC.replace(
         'paths = ["README", "notes/"]', 'paths = ["README"]\n\n[[commit]]\nmessage = "notes"\npaths = ["notes/"]'))
-    log = scripted({
+    log = scripted({   # commit 1's fix is plain code's: the brief's candidate passes
         "1/extract": take("app.py"),
-        "1/fix/1": [turn(call("apply_hunks", hunk_ids="$ids:util.py")),
-                    turn(call("create_commit", message="add the missing helper"))],
         "2/extract": take("README"),
         "3/extract": [*take("notes/|util.py"), CONFIRM],   # ahead, on the failing commit 1: util.py's helper too
     })
     res = retcon(repo, "run", "-m", "scripted", "--jobs", "2")
     assert res.code == 0, res.text
     assert res.out.count("on the fixed commit, without the model") == 2
-    assert steps(log) == {"1/extract/1": 3, "2/extract/1": 3, "3/extract/1": 4, "1/fix/1": 2}
-    assert repo.log("main..feature-clean") == ["later", "notes", "docs: explain main", "WIP: add the missing helper",
-                                               "app: use two()"]
+    assert steps(log) == {"1/extract/1": 3, "2/extract/1": 3, "3/extract/1": 4}
+    wip = "WIP: take the definition of `two` from util.py"
+    assert repo.log("main..feature-clean") == ["later", "notes", "docs: explain main", wip, "app: use two()"]
     assert repo.tree("feature-clean") == repo.tree("feature")
     assert repo.git("diff", "--name-only", "feature-clean~2", "feature-clean~1") == "notes/todo.txt"
     status = json.loads(retcon(repo, "status", "--json").out)
@@ -183,5 +183,5 @@ def test_two_commits_made_ahead_of_a_failing_one_are_both_redone_without_the_mod
     for sha in repo.git("rev-list", "main..feature-clean").split():
         note = json.loads(repo.git("notes", "--ref=refs/notes/retcon", "show", sha))
         verdicts[repo.git("log", "-1", "--format=%s", sha)] = (note["build"], note["test"])
-    assert verdicts == {"app: use two()": ("pass", "fail"), "WIP: add the missing helper": ("pass", "pass"),
+    assert verdicts == {"app: use two()": ("pass", "fail"), wip: ("pass", "pass"),
                         "docs: explain main": ("pass", "pass"), "notes": ("pass", "pass"), "later": ("pass", "pass")}

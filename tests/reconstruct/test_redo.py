@@ -16,9 +16,10 @@ def status(repo):
 
 @pytest.fixture
 def stuck(tmp_path, scripted):
-    """Commit 1 takes app.py, which needs util.two() from the remaining diff; the model
-    gives up in the fix loop, with commit 1's commit on the cleaned branch."""
-    repo = make(tmp_path, docs=0)
+    """Commit 1 takes app.py, which needs util.two() (and extra.py, which it imports) from the
+    remaining diff; the brief's candidate alone fails, the model gives up in the fix loop, with
+    commit 1's commit on the cleaned branch."""
+    repo = make(tmp_path, docs=0, extra=True)
     scripted({"1/extract": take("app.py"), "1/fix/1": [turn(call("stuck", summary="app.py needs util.two()"))]})
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 3, res.text
@@ -27,12 +28,12 @@ def stuck(tmp_path, scripted):
 
 
 def fix_spec(repo, tmp_path):
-    """The human's spec edit: commit 1 takes util.py too."""
+    """The human's spec edit: commit 1 takes util.py and extra.py too."""
     exported = tmp_path / "fixed.toml"
     assert retcon(repo, "spec", "export", "-o", str(exported)).code == 0
     text = exported.read_text()
     assert 'paths = ["app.py"]' in text
-    exported.write_text(text.replace('paths = ["app.py"]', 'paths = ["app.py", "util.py"]'))
+    exported.write_text(text.replace('paths = ["app.py"]', 'paths = ["app.py", "util.py", "extra.py"]'))
     res = retcon(repo, "spec", "import", str(exported))
     assert res.code == 0, res.text
 
@@ -50,7 +51,7 @@ def test_redo_drops_the_commits_and_the_next_run_extracts_afresh(stuck, tmp_path
     repo, _ = stuck
     made = repo.rev("feature-clean")
     fix_spec(repo, tmp_path)
-    res = retcon(repo, "resolve", "--redo", "-m", "commit 1 takes util.py too")
+    res = retcon(repo, "resolve", "--redo", "-m", "commit 1 takes util.py and extra.py too")
     assert res.code == 0, res.text
     assert f"Dropped 1 commit of it from 'feature-clean' ({made[:7]}" in res.out
     assert "Next: git retcon run feature-clean -m scripted" in res.out
@@ -58,12 +59,12 @@ def test_redo_drops_the_commits_and_the_next_run_extracts_afresh(stuck, tmp_path
     first = status(repo)["commits"][0]
     assert first["state"] == "resolved" and first["commits"] == []
     history = retcon(repo, "spec", "show").out
-    assert made not in history and 'resolved = "commit 1 takes util.py too"' in history
+    assert made not in history and 'resolved = "commit 1 takes util.py and extra.py too"' in history
     res = retcon(repo, "run", "-m", "retcon-paths")
     assert res.code == 0, res.text
     assert repo.tree("feature-clean") == repo.tree("feature")
     assert repo.log("main..feature-clean") == ["docs: explain main", "app: use two()"]
-    assert repo.git("diff", "--name-only", "main", "feature-clean~1").split() == ["app.py", "util.py"]
+    assert repo.git("diff", "--name-only", "main", "feature-clean~1").split() == ["app.py", "extra.py", "util.py"]
 
 
 def test_redo_refuses_while_the_branch_is_checked_out_or_moved(stuck, tmp_path):

@@ -9,11 +9,9 @@ import signal
 from testing.fixcase import BRIEF_IDS, SPEC, make
 from testing.flow import call, retcon, retcon_proc, take, turn
 
-SCRIPT = {
-    "1/extract": take("app.py"),
-    "1/fix/1": [turn(call("apply_hunks", hunk_ids=BRIEF_IDS)), turn(call("create_commit", message="take two()"))],
-    "2/extract": take(""),
-}
+# No fix turns: commit 1's fix, the brief's candidate, passes, and plain code commits it.
+SCRIPT = {"1/extract": take("app.py")}
+WIP = "WIP: take the definition of `two` from util.py"
 
 
 def note(repo, rev, ref="refs/notes/retcon"):
@@ -50,9 +48,9 @@ def test_squash_folds_the_wip_keeps_trees_and_test_records(tmp_path, scripted):
     sq = prov["squashed"]
     assert sq["from"] == [initial, wip] and sq["attempts"] == 2
     fix = sq["fixes"][0]
-    assert fix["commit"] == wip and fix["by"] == "model" and fix["message"] == "WIP: take two()"
+    assert fix["commit"] == wip and fix["by"] == "model" and fix["message"] == WIP
     assert fix["diagnosis"].startswith("Test failed:") and fix["candidates"] == before[1]["rework"]["candidates"]
-    assert sq["resolved_by"] == "model: WIP: take two()"
+    assert sq["resolved_by"] == f"model: {WIP}"
     assert note(repo, docs2)["rewritten_from"] == docs
 
     spec = retcon(repo, "spec", "show").out
@@ -109,19 +107,21 @@ def test_a_squash_killed_before_the_spec_was_written_is_finished_by_the_next_run
 
 def test_squash_refuses_a_wip_of_an_unfinished_commit_and_a_checked_out_branch(tmp_path, scripted):
     # Commit 2 is not the last (plain code takes that one whole, so its tree leaves nothing to fix):
-    # its extraction breaks app.py's build, and its one fix (the notes) leaves it failing: stuck with a WIP.
+    # its extraction breaks app.py's build and util.py's (the brief's candidate, app.py's hunk, fails
+    # alone on util.py: the model is asked), and its one fix (the notes) leaves it failing: stuck with a WIP.
     repo = make(tmp_path, spec=SPEC.replace('paths = ["README", "notes/", "docs/"]', 'paths = ["README", "notes/"]')
                 + '\n[[commit]]\nmessage = "docs: pages"\npaths = ["docs/"]\n', docs=1)
     scripted({**SCRIPT,
               "2/extract": [turn(call("apply_hunks", hunk_ids="$ids:README")),
                             turn(call("write_file", path="app.py", content="def main(:\n")),
+                            turn(call("write_file", path="util.py", content="def one(:\n")),
                             turn(call("create_commit", message="docs"))],
               "2/fix/1": [turn(call("apply_hunks", hunk_ids="$back:app.py")),   # the candidate applied for it
                           turn(call("write_file", path="NOTES.txt", content="app.py is broken\n")),
                           turn(call("create_commit", message="notes"))]})
     res = retcon(repo, "run", "-m", "scripted", "--max-fix", "1")
     assert res.code == 3, res.text
-    assert repo.log("main..feature-clean") == ["WIP: notes", "docs: explain main", "WIP: take two()", "app: use two()"]
+    assert repo.log("main..feature-clean") == ["WIP: notes", "docs: explain main", WIP, "app: use two()"]
     tip, spec = repo.rev("feature-clean"), repo.rev("refs/retcon/feature-clean")
     res = retcon(repo, "squash")
     assert res.code == 1 and "commit 2/3 is stuck with 2 commits: squash when it is complete" in res.err

@@ -20,8 +20,9 @@ def state(repo):
 
 @pytest.fixture
 def stuck(tmp_path, scripted):
-    """Commit 1 stuck in its fix loop, its commit on the cleaned branch."""
-    repo = make(tmp_path, docs=0)
+    """Commit 1 stuck in its fix loop (the brief's candidate alone fails: the model is asked, and
+    gives up), its commit on the cleaned branch."""
+    repo = make(tmp_path, docs=0, extra=True)
     scripted({"1/extract": take("app.py"), "1/fix": [turn(call("stuck", summary="app.py needs util.two()"))],
               "2/extract": take("README")})
     planned = refs(repo)

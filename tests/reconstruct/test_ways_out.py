@@ -11,6 +11,7 @@ from testing import flaky_model
 from testing.fixcase import make
 from testing.flow import call, retcon, take, turn
 
+# With make(extra=True): the brief's candidate alone fails, so the model is asked, and gives up.
 STUCK = {"1/extract": take("app.py"), "1/fix": [turn(call("stuck", summary="app.py needs util.two()"))]}
 
 
@@ -36,7 +37,7 @@ def not_refused(res) -> None:
 
 @pytest.fixture
 def stuck(tmp_path, scripted):
-    repo = make(tmp_path, docs=0)
+    repo = make(tmp_path, docs=0, extra=True)
     scripted(STUCK)
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 3, res.text
@@ -71,7 +72,7 @@ def test_a_run_refused_while_stuck_names_the_same_ways_and_they_work(stuck):
 
 
 def test_the_model_the_spec_names_is_not_repeated(tmp_path, scripted):
-    repo = make(tmp_path, docs=0)
+    repo = make(tmp_path, docs=0, extra=True)
     scripted(STUCK)
     exported = tmp_path / "s.toml"
     assert retcon(repo, "spec", "export", "-o", str(exported)).code == 0

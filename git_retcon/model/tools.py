@@ -25,7 +25,7 @@ from git_retcon.diff.select import compact, merge
 from git_retcon.errors import RetconError, machine_error
 from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.message import fix_message
-from git_retcon.git.plumbing import get_commit, git
+from git_retcon.git.plumbing import get_commit, get_tree, git
 from git_retcon.model import guards
 from git_retcon.model.args import ToolError, bind
 from git_retcon.model.echo import echoes, says_done
@@ -72,6 +72,7 @@ class Session:
     by_hand: set[str] = field(default_factory=set)    # paths written by write_file, edit_file, delete_file
     stuck_steered: bool = False                   # a stuck summary that echoed an answer was sent back once
     echoed: str = ""                              # the answer it echoed
+    branch_paths: set[str] | None = None          # the paths the source branch changes, once read
     opening: str = ""                             # what applying the prepared items answered
     checked: str = ""                             # a fix: what the commands said of the prepared candidates
     named: set[str] = field(default_factory=set)  # hunk ids create_commit's guards named in this step
@@ -197,15 +198,18 @@ class Session:
         before = self.remaining()
         look = diff.lookup(before)     # read_diff's: ids, names and paths indexed once per remaining diff
         names = look.names
-        items, done = self._done_already(items, look)
+        items, done, earlier = self._done_already(items, look)
         # An exclusion of an applied hunk beside other items does nothing: say how a put-back is made.
         put = [i for i in raw if i.startswith("-") and looks_like_id(i[1:].partition(":")[0])
                and not any(h.startswith(i[1:].partition(":")[0].lower()) for h in look.by_id)]
         put_back = (f" To put one back, call apply_hunks(['-{put[0][1:].partition(':')[0]}']) with nothing else."
                     if put and done else "")
+        taken = (f" Nothing is left under {', '.join(earlier)}: the commits before this one took "
+                 f"{'its' if len(earlier) == 1 else 'their'} changes.") if earlier else ""
         if not items:
-            return (f"Nothing to apply: {', '.join(done)} {'is' if len(done) == 1 else 'are'} in the worktree "
-                    f"already (applied in this step). {len(before)} hunks remain. If this commit is complete, "
+            here = (f" {', '.join(done)} {'is' if len(done) == 1 else 'are'} in the worktree already (applied in "
+                    "this step).") if done else ""
+            return (f"Nothing to apply:{here}{taken} {len(before)} hunks remain. If this commit is complete, "
                     "call create_commit()." + put_back)
         try:
             items, remarks = diff.expand(items, before, self.path)
@@ -247,20 +251,25 @@ class Session:
                      + (" (read_diff shows their line numbers)." if rest else "."))
         if done:
             text += f" Already in the worktree (applied in this step): {', '.join(done)}.{put_back}"
+        text += taken
         return text + "".join(f" Note: {r}." for r in remarks)
 
-    def _done_already(self, items: list[diff.Item], look: Lookup) -> tuple[list[diff.Item], list[str]]:
+    def _done_already(self, items: list[diff.Item], look: Lookup) -> tuple[list[diff.Item], list[str], list[str]]:
         """The items that name nothing remaining but a hunk this step applied (the model sends again
         what it, or plain code before it, applied): left out, and named for the answer. An exclusion
         or a selection of one ('-399983', '399983:25' beside other items: what the 1.5B model sent for
         hunks applied for it) changes nothing either: the hunk is in the worktree, whole."""
         keep: list[diff.Item] = []
         done: list[str] = []
+        earlier: list[str] = []   # paths the branch changes whose changes commits before this one took
         left = {h.path for h in look.by_id.values()}
         for it in items:
             key = (it.key or it.id).lower().lstrip("-")
             name = ""
-            if looks_like_id(key) and not any(i.startswith(key) for i in look.by_id):
+            if looks_like_id(key) and any(i.startswith(key) for i in look.by_id):
+                keep.append(it)     # a remaining hunk's id, whatever else it may name
+                continue
+            if looks_like_id(key):
                 hits = [i for i in self.applied if i.startswith(key)]
                 if len(hits) == 1:
                     name = f"{self.start_names.get(hits[0], key)} ({self.applied[hits[0]]})"
@@ -269,11 +278,28 @@ class Session:
                 # A path all of whose hunks the step applied, and none remains under (the model names the
                 # files of the "Applied for you" list as well as their ids).
                 name = f"{under} (its hunks)"
+            elif (it.lines is None and (under := (it.key or it.id).strip().rstrip("/")) and not under.startswith("-")
+                  and not any(_under(p, under) for p in left) and any(_under(p, under) for p in self._branch_paths())):
+                # A path of the commit whose changes an earlier commit (a fix, say) took: nothing to do there,
+                # and no reason to refuse the rest of the call.
+                if under not in earlier:
+                    earlier.append(under)
+                continue
             if not name:
                 keep.append(it)
             elif name not in done:
                 done.append(name)
-        return keep, done
+        return keep, done, earlier
+
+    def _branch_paths(self) -> set[str]:
+        """The paths the source branch changes (merge base to source tip), read once."""
+        if self.branch_paths is None:
+            self.branch_paths = set()
+            if self.base_tree is not None:
+                repo = self.wt.repo
+                changes = get_tree(repo, self.base_tree).diff_to_tree(get_tree(repo, self.source_tree))
+                self.branch_paths = {p for d in changes.deltas for p in (d.old_file.path, d.new_file.path)}
+        return self.branch_paths
 
     def read_file(self, path: str) -> str:
         """A file of the build worktree."""

@@ -249,3 +249,26 @@ def test_a_stuck_that_says_done_with_nothing_applied_is_recorded(tmp_path, scrip
     scripted({"1/extract": [turn(call("stuck", summary=done))]})
     assert retcon(repo, "run", "-m", "scripted").code == 3
     assert json.dumps(done) in repo.git("show", "refs/retcon/feature-clean:spec.toml")
+
+
+def test_a_path_whose_changes_an_earlier_fix_took_is_no_reason_to_refuse_the_call(tmp_path, scripted):
+    """The misordered bench: commit 1's fix took the money helper, and the 1.5B model, at the money
+    commit, named invoicing/money.py beside the hunks applied for it. The whole call was refused
+    ('no remaining hunk is under ...') and the model ended stuck."""
+    spec = SPEC.replace('message = "util: add two()"\nhints = "Only util.py."\npaths = ["util.py"]\n\n[[commit]]\n'
+                        'message = "app: use two()"\npaths = ["app.py"]\n',
+                        'message = "app: use two()"\npaths = ["app.py"]\n\n[[commit]]\n'
+                        'message = "util: add two(), and say so"\npaths = ["util.py", "README"]\n'
+                        ).replace('paths = ["README", "notes/"]', 'paths = ["notes/"]')
+    repo = planned(tmp_path, spec)
+    log = scripted({"1/extract": [turn(call("create_commit"))],
+                    "2/extract": [turn(call("apply_hunks", hunk_ids=["util.py", "README"])),
+                                  turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    answer = answers(log, "2/extract/1")[0]
+    assert answer == ("Nothing to apply: README (its hunks) is in the worktree already (applied in this step). "
+                      "Nothing is left under util.py: the commits before this one took its changes. 1 hunks "
+                      "remain. If this commit is complete, call create_commit().")
+    assert repo.git("diff", "--name-only", "feature-clean~2", "feature-clean~1").split() == ["README"]
+    assert repo.tree("feature-clean") == repo.tree("feature")

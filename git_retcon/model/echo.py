@@ -25,7 +25,10 @@ def _words(text: str) -> list[str]:
 
 # "this commit is complete", "no further actions are required": a model that says it is done, in stuck.
 _DONE = re.compile(r"\b(?:is|are|looks?|seems?) (?:now |already )?(?:complete|done|finished|ready)\b|"
+                   r"\bno (?:further |more |other )?(?:action|change|step)s? "
+                   r"(?:are |is )?(?:needed|required|necessary)\b|"
                    r"\bno further (?:action|change|step)s?\b|"
+                   r"\balready (?:contains|holds|has|includes|in the worktree)\b|"
                    r"\bnothing (?:else|more) (?:is )?(?:needed|required|to do)\b", re.I)
 
 

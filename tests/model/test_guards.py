@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import tomli
 
+from git_retcon.model.echo import says_done
 from testing.flow import SPEC, call, feature_repo, retcon, turn
 from testing.gitrepo import GitRepo
 
@@ -272,3 +274,21 @@ def test_a_path_whose_changes_an_earlier_fix_took_is_no_reason_to_refuse_the_cal
                       "remain. If this commit is complete, call create_commit().")
     assert repo.git("diff", "--name-only", "feature-clean~2", "feature-clean~1").split() == ["README"]
     assert repo.tree("feature-clean") == repo.tree("feature")
+
+
+@pytest.mark.parametrize("summary", [
+    "The 399983 (invoicing/discounts.py) hunk is already in the worktree, so this commit is complete. "
+    "No further actions are required.",
+    "The worktree already contains the hunks for the tax module and the test module. No changes are needed.",
+    "All hunks for this commit are applied; nothing else is needed.",
+])
+def test_the_ways_the_local_model_said_it_was_done_are_read_as_done(summary):
+    assert says_done(summary)
+
+
+@pytest.mark.parametrize("summary", [
+    "The hints ask for util.py only, but two() is used by tests that the spec puts later: reorder them.",
+    "need to take changes from invoicing/money.py and tests/test_money.py first",
+])
+def test_a_summary_of_a_real_problem_is_not_read_as_done(summary):
+    assert not says_done(summary)

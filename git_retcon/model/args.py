@@ -161,6 +161,7 @@ _ID = r"[0-9a-fA-F]{4,}"
 # `data/beef[1].csv` and `docs/#cafe.md` stay as they are.
 _START = r"(?<![^\s,])"
 _END = r"(?=\s*(?:,|$))"
+_KIND = r"(?:add|modify|delete|rename|copy|mode)\s+\+\d+\s+-\d+\s*"
 _DRESS = [  # how models dress an id, and the plain form
     (re.compile(r"`"), ""),
     (re.compile(rf"{_START}(?:hunk|id)(?:[ _]id)?\s*[:#]?\s*(?={_ID}\b)", re.I), ""),
@@ -168,6 +169,10 @@ _DRESS = [  # how models dress an id, and the plain form
     (re.compile(rf"{_START}({_ID})\s*\([^()]*\){_END}"), r"\1"),                    # 3f2a9c (src/a.py)
     (re.compile(rf"{_START}({_ID})\s*\[\s*((?:lines?\s*)?\d[^\]]*)\]{_END}", re.I), r"\1:\2"),   # 3f2a9c[1-4]
     (re.compile(rf"{_START}({_ID})\s*:?\s*\blines?\s*:?\s*(?=\d)", re.I), r"\1:"),        # 3f2a9c lines 1-4
+    # A line of the prompt's hunk lists copied whole ("e8aa invoicing/tax.py add +27 -0"), or its tail
+    # alone as an item of its own (the 1.5B model sent ["invoicing/tax.py", "e8aa", "add +27 -0"]).
+    (re.compile(rf"^\s*({_ID})\s+\S+\s+{_KIND}$"), r"\1"),
+    (re.compile(rf"^\s*{_KIND}$"), ""),
 ]
 _SEL = re.compile(rf"^({_ID})\s*:\s*(.*)$", re.S)
 _DASH = re.compile(r"\s*(?:\.\.\.?|[\u2010-\u2015\u2212]|\bto\b)\s*")      # 1..4, 1–4, 1 to 4

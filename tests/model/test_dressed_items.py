@@ -29,6 +29,9 @@ CI_ID, UTIL_ID = "c5a46e", "e3c34d"
     ("3f2a9c[lines 1-4, 9]", "3f2a9c:1-4, 9"),
     ("3f2a9c lines 1-4", "3f2a9c:1-4"),
     ("`3f2a9c` line 3", "3f2a9c:3"),
+    # A line of the prompt's hunk lists copied whole, or its tail as an item of its own (the 1.5B model).
+    ("e8aa invoicing/tax.py add +27 -0", "e8aa"),
+    ("add +27 -0", ""),
 ])
 def test_a_dressed_id_or_selection_is_read_plainly(written, meant):
     assert plain_item(written) == meant
@@ -37,7 +40,8 @@ def test_a_dressed_id_or_selection_is_read_plainly(written, meant):
 @pytest.mark.parametrize("path", ["src/a.py", "docs/a:b.md", "src/a (1).py", "hunks/x.py", "3f2a9c", "3F2A9C:1-4",
                                   # paths whose names have a hex word in the shape of a dressed id
                                   "src/cafe (1).txt", "cafe (1).txt", "data/beef[1].csv", "beef[1].csv",
-                                  "docs/#cafe.md", "src/hunk cafe.py", "notes/dead lines 2.txt"])
+                                  "docs/#cafe.md", "src/hunk cafe.py", "notes/dead lines 2.txt",
+                                  "src/add +1 -2.txt"])
 def test_paths_and_plain_items_are_left_as_they_are(path):
     assert plain_item(path) == path
 

@@ -140,18 +140,17 @@ def applied_text(s: Session, step: StepKind) -> str:
         what = "the rework brief's candidate hunks" if step == "fix" else "the hunks the spec gives this commit"
         return (f"\ngit-retcon could not apply {what} for you ({s.opening[len('Error: '):][:400]}): the worktree is "
                 "the previous commit; take what belongs here yourself.\n")
-    taken = [h for h in s.start if h.id in s.applied or h.path in s.taken]
+    # By id: a file's other hunks, not applied, are not listed (a hunk taken in part is, by its whole id).
+    ids = {entry.split(":")[0] for entries in s.taken.values() for entry in entries}
+    taken = [h for h in s.start if h.id in s.applied or h.id in ids]
     lines = "\n".join(f"  {s.start_names.get(h.id, h.id)} {h.path} {h.kind} +{h.added_lines} -{h.removed_lines}"
                       for h in taken[:60]) + (f"\n  ... and {len(taken) - 60} more" if len(taken) > 60 else "")
     if step == "fix":
         why = "the rework brief's candidate hunks"
+        # Candidates that pass are committed by plain code: a model only sees those that do not.
         verdict = s.checked.splitlines()[0] if s.checked else ""
-        if candidates_pass(s):
-            advice = (f"With them applied, the build and the tests pass (git-retcon ran them: {verdict}). Call "
-                      "create_commit() to make the fix commit.")
-        else:
-            advice = (f"With them applied, it still fails ({verdict or 'not run'}; run_tests() shows the output). "
-                      "Take or write what else is missing, then call create_commit().")
+        advice = (f"With them applied, it still fails ({verdict or 'not run'}; run_tests() shows the output). "
+                  "Take or write what else is missing, then call create_commit().")
     else:
         why = "the hunks that the spec's paths and plan give this commit"
         advice = ("They are this commit as the spec gives it; the commits after it take the rest. If they match "

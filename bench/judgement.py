@@ -14,18 +14,17 @@ fix commits. Every run's trees are compared before and after: the saving must co
 """
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
 import subprocess
 import sys
-import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import misordered
+from bench._old import old_tree
 from testing.gitrepo import hermetic_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,18 +40,6 @@ class Result:
     tokens: int = 0
     steps: int = 0                 # model steps (extractions and fixes) that called the model
     trees: list[str] = field(default_factory=list)
-
-
-def old_tree(where: Path) -> Path:
-    """git-retcon's package at MAIN, with its prompts and demo project inside it (an editable install
-    maps them from this tree otherwise)."""
-    data = subprocess.run(["git", "-C", str(ROOT), "archive", MAIN, "git_retcon", "prompts", "demoproject"],
-                          check=True, capture_output=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(where, filter="data")
-    (where / "prompts").rename(where / "git_retcon" / "prompts")
-    (where / "demoproject").rename(where / "git_retcon" / "demoproject")
-    return where
 
 
 def _retcon(repo: Path, code: Path | None, *args: str) -> subprocess.CompletedProcess[str]:
@@ -116,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="retcon-bench-judgement-") as tmp:
         base = Path(tmp)
         os.environ.update(hermetic_env(base / "home"))
-        old = old_tree(base / "main")
+        old = old_tree(MAIN, base / "main")
         for where, code in (("before", old), ("after", None)):
             for name, repo in cases(base / where):
                 rows.append((name, where, measure(repo, code)))

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from bench import releases
+from bench._old import old_tree
 from testing.gitrepo import GitRepo, hermetic_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -310,16 +311,6 @@ def complete(repo: GitRepo, code: Path, spec: Path) -> tuple[int, str]:
     return done, why
 
 
-def main_tree(where: Path) -> Path:
-    """git-retcon as it is at main (MAIN), extracted once."""
-    if not (where / "git_retcon").exists():
-        where.mkdir(parents=True, exist_ok=True)
-        data = subprocess.run(["git", "-C", str(ROOT), "archive", MAIN], check=True, capture_output=True).stdout
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            tar.extractall(where, filter="data")
-    return where
-
-
 def local(lang: str, path: str, base: str, tip: str, build_cmd: str, test_cmd: str, setup: str | None = None) -> Case:
     """A local clone's history base..tip: each commit a release; the frame is base's tree."""
     def tree(rev: str) -> Files:
@@ -360,7 +351,7 @@ def main(argv: list[str] | None = None) -> None:
         os.environ.setdefault("RUSTUP_HOME", str(home / ".rustup"))
         os.environ.setdefault("CARGO_HOME", str(home / ".cargo"))
         os.environ.update(hermetic_env(root / "home"))
-        before = main_tree(root / "main")
+        before = old_tree(MAIN, root / "main", also=("bench", "testing"))
         for i, case in enumerate(cases):
             counts = []
             for label, code in (("before", before), ("after", ROOT)):

@@ -73,6 +73,7 @@ class Session:
     stuck_steered: bool = False                   # a stuck summary that echoed an answer was sent back once
     echoed: str = ""                              # the answer it echoed
     branch_paths: set[str] | None = None          # the paths the source branch changes, once read
+    idle: int = 0                                 # apply_hunks calls that applied nothing
     opening: str = ""                             # what applying the prepared items answered
     checked: str = ""                             # a fix: what the commands said of the prepared candidates
     named: set[str] = field(default_factory=set)  # hunk ids create_commit's guards named in this step
@@ -210,7 +211,7 @@ class Session:
             here = (f" {', '.join(done)} {'is' if len(done) == 1 else 'are'} in the worktree already (applied in "
                     "this step).") if done else ""
             return (f"Nothing to apply:{here}{taken} {len(before)} hunks remain. If this commit is complete, "
-                    "call create_commit()." + put_back)
+                    "call create_commit()." + put_back + self._idle())
         try:
             items, remarks = diff.expand(items, before, self.path)
         except diff.SelectionError as exc:
@@ -428,6 +429,16 @@ class Session:
                             "in your own words", "other")
         self.outcome = Stuck(summary.strip() or "the model called stuck without a summary")
         return "Recorded. This step is done."
+
+    def _idle(self) -> str:
+        """A call that changed nothing, again: counted as a failed turn, so that a model sending the
+        same no-op (the 1.5B model did, 38 times) ends the step well before the chain limit."""
+        self.idle += 1
+        if self.idle < 2:
+            return ""
+        self.steering.turn_failed("apply_hunks", "nothing to apply, again", "turn")
+        return (f" (This call changed nothing, like the one before it: {self.steering.budget_left()} more failed "
+                "calls end this step as stuck.)")
 
     def _changed(self) -> bool:
         """Whether the worktree holds anything the previous commit does not."""

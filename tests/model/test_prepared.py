@@ -166,3 +166,19 @@ def test_naming_the_files_and_ids_applied_for_it_changes_nothing(tmp_path, scrip
     assert answer.startswith("Nothing to apply: util.py (its hunks), ") and answer.endswith(
         "If this commit is complete, call create_commit().")
     assert only_util(repo, "feature-clean~2") and repo.tree("feature-clean") == repo.tree("feature")
+
+
+def test_a_call_that_changes_nothing_again_and_again_ends_the_step(tmp_path, scripted):
+    """The 1.5B model sent apply_hunks of the hunks applied for it, with and without '-', 38 times,
+    each answered 'Nothing to apply', until the chain limit (40 calls, 218,748 prompt tokens). From
+    the second such call each counts as a failed one, and the step ends as stuck after a dozen."""
+    repo = planned(tmp_path)
+    log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids="$ids:util.py"))] * 30})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 3, res.text
+    said = [e["results"][-1] for e in entries(log)[1:]]      # each turn's answer to the call before it
+    assert len(said) == 12 and said[0].endswith("call create_commit().")
+    assert said[1].endswith("(This call changed nothing, like the one before it: 11 more failed calls end this "
+                            "step as stuck.)")
+    assert "commit 1/3 is stuck: the model's tool calls kept failing (12 errors); last: apply_hunks: nothing to " \
+           "apply, again" in res.err + res.out

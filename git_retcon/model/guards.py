@@ -104,8 +104,10 @@ def problems(rules: SpecRules, start: list[Hunk], left: list[Hunk], names: dict[
 
 
 def a_reason(text: str) -> bool:
-    """Whether a confirmation says why in words (three at least), not "yes" or "ok"."""
-    return len(re.findall(r"[^\W\d_]{2,}", text)) >= 3
+    """Whether a confirmation says why in words (three at least), not "yes" or "ok", nor the
+    answer's own placeholder copied back (the 1.5B model sent confirm="why they belong here")."""
+    words = re.findall(r"[^\W\d_]{2,}", text.lower())
+    return len(words) >= 3 and " ".join(words) not in ("why they belong here", "why they belong")
 
 
 def refusal(found: list[str], back: list[Hunk], names: dict[str, str], weak: bool = False) -> str:

@@ -11,6 +11,7 @@ import pytest
 import tomli
 
 from git_retcon.model.echo import says_done
+from git_retcon.model.guards import a_reason
 from testing.flow import SPEC, call, feature_repo, retcon, turn
 from testing.gitrepo import GitRepo
 
@@ -292,3 +293,26 @@ def test_the_ways_the_local_model_said_it_was_done_are_read_as_done(summary):
 ])
 def test_a_summary_of_a_real_problem_is_not_read_as_done(summary):
     assert not says_done(summary)
+
+
+@pytest.mark.parametrize(("confirm", "reason"), [
+    ("yes", False), ("why they belong here", False), ("Why they belong here.", False),
+    ("the README line documents two()", True)])
+def test_a_reason_is_words_of_the_models_own(confirm, reason):
+    assert a_reason(confirm) is reason
+
+
+def test_the_answers_placeholder_sent_back_as_a_confirm_is_no_reason(tmp_path, scripted):
+    """The 1.5B model confirmed hunks outside its paths with create_commit(confirm="why they belong
+    here"), the answer's own words, and the commit was accepted with them as its reason."""
+    repo = planned(tmp_path)
+    log = scripted({"1/extract": [turn(call("read_diff")), turn(call("apply_hunks", hunk_ids="$ids:README|util.py")),
+                                  turn(call("create_commit")),
+                                  turn(call("create_commit", confirm="why they belong here")),
+                                  turn(call("apply_hunks", hunk_ids="$back:README")),
+                                  turn(call("create_commit"))],
+                    "2/extract": [turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert "Your confirm gives no reason" in answers(log)[3]
+    assert only_util(repo, "feature-clean~2") and "confirmed" not in note(repo, "feature-clean~2")

@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 
 from git_retcon.diff import Hunk, lookup
+from git_retcon.model.applied import under as is_under
 
 _HEX = re.compile(r"[0-9a-f]+")
 
@@ -58,10 +59,10 @@ def applied_already(keys: list[str], applied: dict[str, str], left: dict[str, st
         ids = [i for i in applied if re.fullmatch(r"[0-9a-f]{4,}", low) and i.startswith(low)]
         under = key.strip().rstrip("/")
         under = under[2:] if under[:2] in ("a/", "b/") and under[2:] in applied.values() else under
-        paths = [p for p in applied.values() if p == under or p.startswith(under + "/")]
+        paths = [p for p in applied.values() if is_under(p, under)]
         if ids:
             done.append(f"{key} ({applied[ids[0]]})")
-        elif paths and not any(p == under or p.startswith(under + "/") for p in left.values()):
+        elif paths and not any(is_under(p, under) for p in left.values()):
             done.append(f"{key} (its hunks)")
     if not done:
         return ""

@@ -37,7 +37,8 @@ from git_retcon.model.protocol import ToolsMode
 from git_retcon.model.retry import ModelUnavailable as ModelUnavailable  # what the loop catches
 from git_retcon.model.retry import Retry
 from git_retcon.model.textcalls import WrittenCall, read_calls
-from git_retcon.model.tools import Halt, Session
+from git_retcon.model.tooldefs import Halt, tool_defs
+from git_retcon.model.tools import Session
 from git_retcon.model.usage import cached_tokens
 from git_retcon.model.window import CHARS_PER_TOKEN, Window
 
@@ -100,7 +101,7 @@ class _Conversation:
         self.model, self.prompt, self.steer, self.session = model, prompt, steer, session
         self.chain_limit, self.result, self.over_budget, self.log = chain_limit, result, over_budget, log
         self.mode, self.window = mode, window
-        self.tools: list[llm.Tool] = [t for t in session.tools() if isinstance(t, llm.Tool)]
+        self.tools: list[llm.Tool] = tool_defs(session)
         self.params = {t.name: list(t.input_schema.get("properties") or {}) for t in self.tools}
         self.system = system if mode == "native" else system + protocol.describe(
             [(t.name, t.description or "", t.input_schema) for t in self.tools])

@@ -15,19 +15,17 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
-
-import llm
+from typing import TYPE_CHECKING
 
 from git_retcon import diff
-from git_retcon.diff.ids import Lookup, looks_like_id
 from git_retcon.diff.select import compact, merge
-from git_retcon.errors import RetconError, machine_error
+from git_retcon.errors import machine_error
 from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.message import fix_message
 from git_retcon.git.plumbing import get_commit, get_tree, git
 from git_retcon.model import guards
-from git_retcon.model.args import ToolError, bind
+from git_retcon.model.applied import put_back_hint, sort_items, taken_before
+from git_retcon.model.args import ToolError
 from git_retcon.model.echo import echoes, says_done
 from git_retcon.model.invented import invented
 from git_retcon.model.layout import layout_warning
@@ -39,7 +37,7 @@ from git_retcon.sandbox.worktree import PathRefused, Worktree
 from git_retcon.state.notes import CommandKind
 
 if TYPE_CHECKING:
-    from llm.models import ToolDef
+    pass
 
 READ_BUDGET = 24000          # characters per read_diff page / read_file answer, at most
 TOOL_NAMES = ("read_diff", "apply_hunks", "read_file", "write_file", "edit_file", "delete_file",
@@ -199,14 +197,9 @@ class Session:
         before = self.remaining()
         look = diff.lookup(before)     # read_diff's: ids, names and paths indexed once per remaining diff
         names = look.names
-        items, done, earlier = self._done_already(items, look)
-        # An exclusion of an applied hunk beside other items does nothing: say how a put-back is made.
-        put = [i for i in raw if i.startswith("-") and looks_like_id(i[1:].partition(":")[0])
-               and not any(h.startswith(i[1:].partition(":")[0].lower()) for h in look.by_id)]
-        put_back = (f" To put one back, call apply_hunks(['-{put[0][1:].partition(':')[0]}']) with nothing else."
-                    if put and done else "")
-        taken = (f" Nothing is left under {', '.join(earlier)}: the commits before this one took "
-                 f"{'its' if len(earlier) == 1 else 'their'} changes.") if earlier else ""
+        found = sort_items(items, look, self.applied, self.start_names, self._branch_paths)
+        items, done = found.keep, found.done
+        put_back, taken = put_back_hint(raw, look, done), taken_before(found.earlier)
         if not items:
             here = (f" {', '.join(done)} {'is' if len(done) == 1 else 'are'} in the worktree already (applied in "
                     "this step).") if done else ""
@@ -254,43 +247,6 @@ class Session:
             text += f" Already in the worktree (applied in this step): {', '.join(done)}.{put_back}"
         text += taken
         return text + "".join(f" Note: {r}." for r in remarks)
-
-    def _done_already(self, items: list[diff.Item], look: Lookup) -> tuple[list[diff.Item], list[str], list[str]]:
-        """The items that name nothing remaining but a hunk this step applied (the model sends again
-        what it, or plain code before it, applied): left out, and named for the answer. An exclusion
-        or a selection of one ('-399983', '399983:25' beside other items: what the 1.5B model sent for
-        hunks applied for it) changes nothing either: the hunk is in the worktree, whole."""
-        keep: list[diff.Item] = []
-        done: list[str] = []
-        earlier: list[str] = []   # paths the branch changes whose changes commits before this one took
-        left = {h.path for h in look.by_id.values()}
-        for it in items:
-            key = (it.key or it.id).lower().lstrip("-")
-            name = ""
-            if looks_like_id(key) and any(i.startswith(key) for i in look.by_id):
-                keep.append(it)     # a remaining hunk's id, whatever else it may name
-                continue
-            if looks_like_id(key):
-                hits = [i for i in self.applied if i.startswith(key)]
-                if len(hits) == 1:
-                    name = f"{self.start_names.get(hits[0], key)} ({self.applied[hits[0]]})"
-            elif (it.lines is None and (under := (it.key or it.id).strip().rstrip("/")) and not under.startswith("-")
-                  and any(_under(p, under) for p in self.applied.values()) and not any(_under(p, under) for p in left)):
-                # A path all of whose hunks the step applied, and none remains under (the model names the
-                # files of the "Applied for you" list as well as their ids).
-                name = f"{under} (its hunks)"
-            elif (it.lines is None and (under := (it.key or it.id).strip().rstrip("/")) and not under.startswith("-")
-                  and not any(_under(p, under) for p in left) and any(_under(p, under) for p in self._branch_paths())):
-                # A path of the commit whose changes an earlier commit (a fix, say) took: nothing to do there,
-                # and no reason to refuse the rest of the call.
-                if under not in earlier:
-                    earlier.append(under)
-                continue
-            if not name:
-                keep.append(it)
-            elif name not in done:
-                done.append(name)
-        return keep, done, earlier
 
     def _branch_paths(self) -> set[str]:
         """The paths the source branch changes (merge base to source tip), read once."""
@@ -573,55 +529,6 @@ class Session:
                 raise
             raise machine from exc
 
-    def tools(self) -> list[ToolDef]:
-        """The llm Tool objects, named exactly as documented (a model's prompts name them)."""
-        fns: list[Callable[..., object]] = [
-            self.read_diff, self.apply_hunks, self.read_file, self.write_file, self.edit_file,
-            self.delete_file, self.run_build, self.run_tests, self.create_commit, self.stuck]
-        out: list[ToolDef] = []
-        for fn in fns:
-            # Building the JSON schema from the signature is slow: do it once per process.
-            if fn.__name__ not in _SCHEMAS:
-                made = llm.Tool.function(fn, name=fn.__name__)  # type: ignore[no-untyped-call]  # unannotated in llm
-                _SCHEMAS[fn.__name__] = (made.description, made.input_schema)
-            description, schema = _SCHEMAS[fn.__name__]
-            out.append(llm.Tool(name=fn.__name__, description=description, input_schema=schema,
-                                implementation=_checked(fn.__name__, fn)))
-        return out
-
-
-class Halt(llm.PauseChain):
-    """git-retcon's own failure inside a tool (a ref or note it could not write, a full disk):
-    not the model's mistake, so it stops the chain (llm passes PauseChain through) and the
-    step raises `error` instead of answering the model."""
-
-    def __init__(self, error: RetconError):
-        super().__init__(str(error))
-        self.error = error
-
-
-def _checked(name: str, fn: Callable[..., object]) -> Callable[..., object]:
-    """fn called with arguments as models send them: checked, coerced, and the way
-    they were read said in the answer."""
-    def call(**given: Any) -> object:
-        args, notes = bind(name, fn, given)
-        try:
-            answer = fn(**args)
-        except RetconError as exc:
-            raise Halt(exc) from exc
-        except Exception as exc:
-            machine = machine_error(exc)
-            if machine is None:
-                raise     # the model's mistake: llm answers it with the error
-            raise Halt(machine) from exc
-        return (" ".join(notes) + " " + answer) if notes and isinstance(answer, str) else answer
-    call.__name__ = name
-    return call
-
-
-# Process-wide: every step's Session has the same ten tools (name -> description, schema).
-_SCHEMAS: dict[str, tuple[str | None, dict[str, Any]]] = {}
-
 
 def occurrences(data: bytes, part: str | bytes) -> int:
     """How many times part occurs in data, overlapping ones too: in "\n\n\n", "\n\n" occurs twice,
@@ -637,10 +544,6 @@ def occurrences(data: bytes, part: str | bytes) -> int:
 def _lines(text: bytes) -> str:
     n = text.count(b"\n") + (0 if not text or text.endswith(b"\n") else 1)
     return f"{n} line{'s' if n != 1 else ''}"
-
-
-def _under(path: str, prefix: str) -> bool:
-    return path == prefix or path.startswith(prefix + "/")
 
 
 def command_answer(res: Result) -> str:

@@ -73,7 +73,7 @@ class Session:
     branch_paths: set[str] | None = None          # the paths the source branch changes, once read
     idle: int = 0                                 # apply_hunks calls that applied nothing
     opening: str = ""                             # what applying the prepared items answered
-    checked: str = ""                             # a fix: what the commands said of the prepared candidates
+    checked: Result | None = None                 # a fix: the commands' last result on the prepared candidates
     named: set[str] = field(default_factory=set)  # hunk ids create_commit's guards named in this step
     reads: Counter[tuple[str, tuple[object, ...], str]] = field(default_factory=Counter)   # reads, by tree
 

@@ -11,7 +11,6 @@ with the same tools. The guards of create_commit (model/guards.py) know the spec
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -41,6 +40,7 @@ if TYPE_CHECKING:
     # rework (failure parsers: many regexes) is imported when a build or test fails, not at start-up.
     from git_retcon.rework import Brief
     from git_retcon.rework.blame import Candidate
+    from git_retcon.sandbox.runner import Result
 
 INDEX_BUDGET = 12000
 FIXED_CHARS = 7000      # the system prompt and the tools' descriptions, about (the window's share is of the rest)
@@ -80,7 +80,7 @@ def session(w: Work, step: StepKind, parent: CommitId, brief: Brief | None = Non
     return s
 
 
-def _check_candidates(w: Work) -> str:
+def _check_candidates(w: Work) -> Result | None:
     """Whether a fix's candidates, applied, mend it is plain code's to find out: the prompt says so,
     and a model need not guess or run the tests first. Shown as the judge shows a commit's commands
     (a setup or a build can take minutes); the record it leaves answers the judge once committed."""
@@ -91,7 +91,7 @@ def _check_candidates(w: Work) -> str:
     results = w.commands.build_and_test(
         tree, on_start=lambda kind: ui.start(judge.label(kind)),
         on_done=lambda r: ui.finish(r.passed, judge.verdict(r)), on_output=ui.output)
-    return command_answer(results[-1]) if results else ""
+    return results[-1] if results else None
 
 
 def rules(w: Work) -> guards.SpecRules:
@@ -148,7 +148,7 @@ def applied_text(s: Session, step: StepKind) -> str:
     if step == "fix":
         why = "the rework brief's candidate hunks"
         # Candidates that pass are committed by plain code: a model only sees those that do not.
-        verdict = s.checked.splitlines()[0] if s.checked else ""
+        verdict = command_answer(s.checked).splitlines()[0] if s.checked is not None else ""
         advice = (f"With them applied, it still fails ({verdict or 'not run'}; run_tests() shows the output). "
                   "Take or write what else is missing, then call create_commit().")
     else:
@@ -217,7 +217,7 @@ def resolution_text(commit: specmod.LogicalCommit) -> str:
 
 def step(w: Work, journal: Journal, prompt_file: str, values: dict[str, str], s: Session) -> StepResult:
     """Run one step with the prompt template prompt_file: what it made, or why it stopped."""
-    if spent_all(w) and not takes_the_rest(w, s.step) and not candidates_pass(s):
+    if spent_all(w) and not _by_plain_code(w, s):
         return StepResult(OverBudget())
     try:
         return attempt(w, journal, prompt_file, values, s)
@@ -252,10 +252,15 @@ def extracting_line(w: Work) -> str:
             if takes_the_rest(w, "extract") else "Extracting relevant changes...")
 
 
+def _by_plain_code(w: Work, s: Session) -> bool:
+    """A step plain code takes, with no model call: the last commit's rest, or candidates that pass."""
+    return takes_the_rest(w, s.step) or candidates_pass(s)
+
+
 def candidates_pass(s: Session) -> bool:
     """A fix whose candidate hunks, applied by plain code, build and pass the tests: nothing is
     left to judge, and no model is called (the 1.5B model, told so, still did not commit them)."""
-    return s.step == "fix" and bool(re.match(r"(test|build): PASS", s.checked))
+    return s.step == "fix" and s.checked is not None and s.checked.passed
 
 
 def fixing_line(s: Session) -> str:

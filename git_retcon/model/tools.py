@@ -68,8 +68,7 @@ class Session:
     start_names: dict[str, str] = field(default_factory=dict)   # their ids as shown then
     taken: dict[str, list[str]] = field(default_factory=dict)   # path -> items applied there (whole ids)
     by_hand: set[str] = field(default_factory=set)    # paths written by write_file, edit_file, delete_file
-    stuck_steered: bool = False                   # a stuck summary that echoed an answer was sent back once
-    echoed: str = ""                              # the answer it echoed
+    echoed: str = ""                              # why a stuck was sent back once (the answer it echoed), if one was
     branch_paths: set[str] | None = None          # the paths the source branch changes, once read
     idle: int = 0                                 # apply_hunks calls that applied nothing
     opening: str = ""                             # what applying the prepared items answered
@@ -117,7 +116,7 @@ class Session:
         self.by_hand.clear()
         self.named.clear()
         self.reads.clear()
-        self.stuck_steered = False
+        self.echoed = ""
         self.steering.reset()
         self.begin()
 
@@ -366,19 +365,19 @@ class Session:
         """Give up on this step: say what a human must decide or fix. Ends this step."""
         self._open()
         said = echoes(summary, self.steering.said)
-        if said is not None and self.stuck_steered:
+        if said is not None and self.echoed:
             # Steered once already: a stop, in our words, with the answer the model could not act on
             # (its summary now echoes that refusal, which would tell a human nothing).
             self.outcome = Stuck("the model gave up without saying why; the answer it could not act on: "
                                  + self.echoed[:300])
             return "Recorded. This step is done."
-        if said is None and not self.stuck_steered and says_done(summary) and self._changed():
-            self.stuck_steered, self.echoed = True, f"it said the commit is complete ({summary.strip()[:160]})"
+        if said is None and not self.echoed and says_done(summary) and self._changed():
+            self.echoed = f"it said the commit is complete ({summary.strip()[:160]})"
             raise ToolError("Not recorded: your summary says this commit is complete, and the worktree holds "
                             "changes: call create_commit() to make the commit. stuck is only for what a human must "
                             "decide or fix", "other")
         if said is not None:
-            self.stuck_steered, self.echoed = True, said
+            self.echoed = said
             raise ToolError("Not recorded: your summary repeats git-retcon's own answer (" + said[:160]
                             + ") instead of saying what a human must decide. That answer names the call that gets "
                             "this step on: make it. Call stuck again only for what a human must decide or fix, "

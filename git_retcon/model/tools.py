@@ -30,7 +30,7 @@ from git_retcon.model.echo import echoes, says_done
 from git_retcon.model.invented import invented
 from git_retcon.model.layout import layout_warning
 from git_retcon.model.nearest import applied_already, meant_ids, nearest, nearest_paths, undiffed
-from git_retcon.model.outcome import Proposed, StepKind, StepOutcome, Stuck
+from git_retcon.model.outcome import GaveUp, Proposed, StepKind, StepOutcome, Stuck
 from git_retcon.model.steering import Steering
 from git_retcon.sandbox.runner import Commands, Result
 from git_retcon.sandbox.worktree import PathRefused, Worktree
@@ -126,7 +126,7 @@ class Session:
     def give_up(self, summary: str) -> None:
         """The error budget ran out: the step ends stuck (unless it has already ended)."""
         if self.outcome is None:
-            self.outcome = Stuck(summary)
+            self.outcome = GaveUp(summary)
 
     def path(self, raw: str) -> str:
         """A model's path as the worktree names it: `./x` is `x`; an absolute path inside
@@ -368,7 +368,7 @@ class Session:
         if said is not None and self.echoed:
             # Steered once already: a stop, in our words, with the answer the model could not act on
             # (its summary now echoes that refusal, which would tell a human nothing).
-            self.outcome = Stuck("the model gave up without saying why; the answer it could not act on: "
+            self.outcome = GaveUp("the model gave up without saying why; the answer it could not act on: "
                                  + self.echoed[:300])
             return "Recorded. This step is done."
         if said is None and not self.echoed and says_done(summary) and self._changed():

@@ -203,6 +203,8 @@ class Journal:
         note["invented"] = proposed.invented
         if proposed.confirmed:
             note["confirmed"] = proposed.confirmed
+        if proposed.instead:
+            note["instead"] = proposed.instead
         _fill_spent(note, step)
         return Made(w.k, sha, parent, message, note)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from git_retcon import diff
@@ -22,7 +23,7 @@ from git_retcon.git.plumbing import get_commit
 from git_retcon.model import guards
 from git_retcon.model.args import ToolError
 from git_retcon.model.choose import BUILTIN, tools_mode
-from git_retcon.model.outcome import OverBudget, Proposed, StepKind, Stuck, Unavailable
+from git_retcon.model.outcome import GaveUp, OverBudget, Proposed, StepKind, Stuck, Unavailable
 from git_retcon.model.paths import defining_first, fix_message
 from git_retcon.model.prompt import template
 from git_retcon.model.retry import retry_reporter
@@ -277,7 +278,8 @@ def _plain(s: Session, what: str, items: list[str]) -> StepResult:
             s.apply_hunks(items)
         s.create_commit("")
     except ToolError as exc:   # kept for a human: what stopped plain code stops a model too
-        s.give_up(f"{what} failed: {exc}")
+        if s.outcome is None:
+            s.outcome = Stuck(f"{what} failed: {exc}")
     assert s.outcome is not None
     return StepResult(s.outcome, seconds=time.monotonic() - start)
 
@@ -300,7 +302,33 @@ def _call(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> Step
                        mode=tools_mode(w.model, run.opts.tools), window=model_window(w))
     for cut in res.cuts:
         run.ui.line(f"Context: {cut}")
+    if isinstance(res.outcome, GaveUp) and spec_decides(s):
+        return _instead(w, s, res)
     return res
+
+
+def spec_decides(s: Session) -> bool:
+    """An extraction whose changes plain code took from the spec (the commit's paths, its planned
+    hunks) before the model was asked."""
+    return s.step == "extract" and bool(s.prepared) and not s.opening.startswith("Error")
+
+
+def _instead(w: Work, s: Session, res: StepResult) -> StepResult:
+    """The model ended an extraction with no judgement of its own, where the spec decides the
+    commit's changes: what the spec gives it is committed instead, as retcon-paths would, and the
+    build and tests judge it as any commit. The 1.5B model confirmed nothing in some runs, echoing
+    answers until it was stopped, while the spec's hunks were right; a stuck there helps no one."""
+    why = res.outcome.summary if isinstance(res.outcome, Stuck) else ""
+    w.run.ui.line(f"The model ended without a judgement ({(why.splitlines() or [''])[0][:120]}): "
+                  "committing the hunks the spec gives this commit (no model needed)...")
+    s.restart()
+    s.rules = None   # the spec's own hunks: nothing for the guards to name back
+    plain = _plain(s, "committing the hunks the spec gives this commit", [])
+    outcome = plain.outcome
+    if isinstance(outcome, Proposed):
+        outcome = replace(outcome, instead=f"the model ended without a judgement ({why[:300]}): the hunks the "
+                                           "spec's paths and plan give this commit were committed")
+    return replace(res, outcome=outcome, seconds=res.seconds + plain.seconds)
 
 
 def _account(w: Work, res: StepResult) -> None:

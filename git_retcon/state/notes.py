@@ -107,6 +107,7 @@ class CommitNote(_CommitNoteKeys, total=False):
     rewritten_from: str               # a squash that only re-parented this commit
     invented: Invented                # lines in neither the base nor the source, counted at create_commit
     confirmed: list[str]              # what create_commit's guards named, and the model's reason to keep it
+    instead: str                      # why plain code made the commit in the model's place (it gave no judgement)
 
 
 class _SpentKeys(TypedDict):

@@ -183,7 +183,9 @@ def test_malformed_tool_calls_come_back_as_errors_and_the_model_recovers(planned
     assert planned.tree("feature-clean") == planned.tree("feature")
 
 
-def test_endless_bad_calls_end_as_stuck(planned, scripted):
+def test_endless_bad_calls_end_as_stuck(repo, tmp_path, scripted):
+    """With hints only: where the spec's paths decide, plain code commits them instead."""
+    assert plan(repo, tmp_path, SPEC.replace('paths = ["util.py"]\n', "")).code == 0
     scripted({"1/extract": [turn(call("apply_hunks", hunk_ids=["0000000000"])) for _ in range(30)]})
-    res = retcon(planned, "run", "-m", "scripted")
+    res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 3 and "tool calls kept failing" in res.err

@@ -6,7 +6,7 @@ from __future__ import annotations
 from git_retcon.reconstruct.steps import PREPARED_LEAD
 from testing.flow import SPEC, call, feature_repo, needs_fix_repo, retcon, turn
 from testing.gitrepo import GitRepo
-from tests.model.test_guards import _hunks, entries, note, only_util, planned
+from tests.model.test_guards import HINTS_ONLY, _hunks, entries, note, only_util, planned
 
 
 def test_the_hunks_under_a_commits_paths_are_applied_and_the_model_only_commits(tmp_path, scripted):
@@ -171,14 +171,60 @@ def test_naming_the_files_and_ids_applied_for_it_changes_nothing(tmp_path, scrip
 def test_a_call_that_changes_nothing_again_and_again_ends_the_step(tmp_path, scripted):
     """The 1.5B model sent apply_hunks of the hunks applied for it, with and without '-', 38 times,
     each answered 'Nothing to apply', until the chain limit (40 calls, 218,748 prompt tokens). From
-    the second such call each counts as a failed one, and the step ends as stuck after a dozen."""
-    repo = planned(tmp_path)
+    the second such call each counts as a failed one, and the step ends after a dozen: with hints
+    only, as stuck."""
+    repo = planned(tmp_path, HINTS_ONLY)
     log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids="$ids:util.py"))] * 30})
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 3, res.text
-    said = [e["results"][-1] for e in entries(log)[1:]]      # each turn's answer to the call before it
+    # Each turn's answer to the call before it, from the first that changed nothing.
+    said = [e["results"][-1] for e in entries(log)[2:]]
     assert len(said) == 12 and said[0].endswith("call create_commit().")
     assert said[1].endswith("(This call changed nothing, like the one before it: 11 more failed calls end this "
                             "step as stuck.)")
     assert "commit 1/3 is stuck: the model's tool calls kept failing (12 errors); last: apply_hunks: nothing to " \
            "apply, again" in res.err + res.out
+
+
+def test_where_the_spec_decides_a_model_that_gives_no_judgement_leaves_its_hunks_committed(tmp_path, scripted):
+    """The same model on a commit with paths: the hunks they give were applied for it, and it never
+    confirmed them. Its step ends as before, and plain code commits what the spec gives the commit,
+    as retcon-paths would (the build and tests judge it); the note says the model did not."""
+    repo = planned(tmp_path)
+    log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids="$ids:util.py"))] * 30,
+                    "2/extract": [turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert len([e for e in entries(log) if e["keys"] == ["1/extract/1"]]) == 13
+    assert "The model ended without a judgement (the model's tool calls kept failing (12 errors); last: " \
+           "apply_hunks: nothing to apply, again): committing the hunks the spec gives this commit (no model " \
+           "needed)...\nCreating commit..." in res.out
+    assert repo.log("main..feature-clean") == ["docs: explain main", "app: use two()", "util: add two()"]
+    assert only_util(repo, "feature-clean~2") and repo.tree("feature-clean") == repo.tree("feature")
+    assert note(repo, "feature-clean~2")["instead"].startswith(
+        "the model ended without a judgement (the model's tool calls kept failing (12 errors)")
+    assert "instead" not in note(repo, "feature-clean~1")
+
+
+def test_a_model_that_echoes_our_answers_into_stuck_twice_leaves_the_spec_s_hunks(tmp_path, scripted):
+    """The 1.5B model on the demo with paths: told the hunks it named were applied already, it called
+    stuck with that answer, twice. A stuck that says nothing of the model's own is no judgement."""
+    repo = planned(tmp_path)
+    echo = "Nothing to apply: the hunks are in the worktree already (applied in this step)"
+    scripted({"1/extract": [turn(call("apply_hunks", hunk_ids="$ids:util.py")), turn(call("stuck", summary=echo)),
+                            turn(call("stuck", summary=echo))],
+              "2/extract": [turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert "The model ended without a judgement (the model gave up without saying why; the answer it could not " \
+           "act on: Nothing to apply: " in res.out
+    assert only_util(repo, "feature-clean~2")
+
+
+def test_a_stuck_in_the_models_own_words_stays_a_stuck_where_the_spec_decides(tmp_path, scripted):
+    repo = planned(tmp_path)
+    scripted({"1/extract": [turn(call("stuck", summary="util.py's two() is also in app.py: split by hand"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 3, res.text
+    assert "without a judgement" not in res.out
+    assert "commit 1/3 is stuck: util.py's two() is also in app.py: split by hand" in res.out + res.err

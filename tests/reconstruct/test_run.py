@@ -134,17 +134,21 @@ def test_stuck_then_resolve_then_resume(project, scripted):
     assert project.tree("feature-clean") == project.tree("feature")
 
 
-def test_a_model_that_keeps_talking_is_steered_every_turn_then_stuck(project, scripted):
+def test_a_model_that_keeps_talking_is_steered_every_turn_then_stopped(project, scripted):
+    """Its step ends with no judgement of its own: commit 2 has paths, so plain code commits the
+    hunks they give it in the model's place (the note says why)."""
     log = scripted({"1/extract": [turn(call("read_diff")), turn(text="I think this looks fine."),
                                   turn(text="Yes, it is util.py."),
                                   turn(call("apply_hunks", hunk_ids="$ids:util.py")),
                                   turn(call("create_commit", message="x"))],
                     "2/extract": [turn(text="hmm"), turn(text="still thinking")]})
     res = retcon(project, "run", "-m", "scripted")
-    assert res.code == 3
-    assert "ended its turn without create_commit or stuck (12 failed calls and turns" in res.err
-    assert "its last words: I have nothing more to do." in res.err
-    assert len(project.log("main..feature-clean")) == 1
+    assert res.code == 0, res.text
+    assert "The model ended without a judgement (the model ended its turn without create_commit or stuck (12 " \
+           "failed calls and turns" in res.out
+    instead = json.loads(project.git("notes", "--ref=retcon", "show", "feature-clean~1"))["instead"]
+    assert "its last words: I have nothing more to do." in instead
+    assert project.log("main..feature-clean") == ["docs: explain main", "app: use two()", "util: add two()"]
     entries = [json.loads(ln) for ln in log.read_text().splitlines()]
     # Steered after every turn, until the step's error budget of 12 was spent.
     assert [e["turn"] for e in entries if e["keys"] == ["2/extract/1"]] == list(range(12))

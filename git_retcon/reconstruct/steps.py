@@ -98,12 +98,17 @@ def _check_candidates(w: Work) -> Result | None:
 def rules(w: Work) -> guards.SpecRules:
     """What the spec gives commit k and the commits after it, for create_commit's guards."""
     c = w.commit
-    later: dict[str, guards.Later] = {}
+    rules = guards.SpecRules(k=w.k + 1, n=w.n, paths=list(c.paths), mine=set(c.hunks), hints=c.hints)
     for j in range(w.k + 1, w.n):
         nxt = w.spec.commits[j]
+        whose = guards.Later(j + 1, nxt.summary)
         for hid in nxt.hunks:
-            later.setdefault(hid, guards.Later(j + 1, nxt.summary))
-    return guards.SpecRules(k=w.k + 1, n=w.n, paths=list(c.paths), mine=set(c.hunks), later=later, hints=c.hints)
+            rules.later.setdefault(hid, whose)
+        if nxt.paths:
+            rules.later_paths.append((whose, list(nxt.paths)))
+        if nxt.hints.strip():
+            rules.later_hints.append((whose, nxt.hints))
+    return rules
 
 
 def _decided(w: Work, remaining: list[diff.Hunk], candidates: list[Candidate] | None = None) -> list[str]:

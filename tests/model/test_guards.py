@@ -11,8 +11,8 @@ import pytest
 import tomli
 
 from git_retcon.model.echo import says_done
-from git_retcon.model.guards import a_reason
-from testing.flow import SPEC, call, feature_repo, retcon, turn
+from git_retcon.model.guards import a_reason, names_file
+from testing.flow import SPEC, call, feature_repo, needs_fix_repo, retcon, turn
 from testing.gitrepo import GitRepo
 
 
@@ -316,3 +316,64 @@ def test_the_answers_placeholder_sent_back_as_a_confirm_is_no_reason(tmp_path, s
     assert res.code == 0, res.text
     assert "Your confirm gives no reason" in answers(log)[3]
     assert only_util(repo, "feature-clean~2") and "confirmed" not in note(repo, "feature-clean~2")
+
+
+HINTED = HINTS_ONLY.replace('message = "app: use two()"\n', 'message = "app: use two()"\nhints = "Only app.py."\n')
+
+
+def test_hunks_in_a_file_a_later_commits_hints_name_are_named_back(tmp_path, scripted):
+    """The hints-only demo: the 1.5B model took nine files into the money commit, the tax commit's
+    (its hints name invoicing/tax.py) among them, and the tests passed all the same."""
+    repo = planned(tmp_path, HINTED)
+    log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids=["util.py", "app.py"])),
+                                  turn(call("create_commit")),
+                                  turn(call("apply_hunks", hunk_ids="$back:app.py")), turn(call("create_commit"))],
+                    "2/extract": [turn(call("apply_hunks", hunk_ids=["app.py"])), turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    app = next(h.id for h in _hunks(repo) if h.path == "app.py")[:4]
+    assert answers(log)[1].startswith(f"Error: Not committed: this commit took 1 hunk in files that the hints of "
+                                      f"later commits name (commit 2): {app} (app.py). Put back")
+    assert only_util(repo, "feature-clean~2")
+
+
+def test_a_file_the_commits_own_hints_name_too_is_not_named_back(tmp_path, scripted):
+    repo = planned(tmp_path, HINTED.replace('hints = "Only util.py."', 'hints = "util.py, and its first use in '
+                                                                        'app.py."'))
+    scripted({"1/extract": [turn(call("apply_hunks", hunk_ids=["util.py", "app.py"])), turn(call("create_commit"))],
+              "2/extract": [turn(call("stuck", summary="commit 1 took app.py whole: drop this commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 3, res.text
+    assert "commit 2/3 is stuck: commit 1 took app.py whole" in res.out + res.err
+    assert repo.git("diff", "--name-only", "main", "feature-clean").split() == ["app.py", "util.py"]
+
+
+@pytest.mark.parametrize(("hints", "path", "named"), [
+    ("Only invoicing/tax.py and tests/test_tax.py.", "invoicing/tax.py", True),
+    ("Only tax.py and its tests.", "invoicing/tax.py", True),          # the one changed path with that name
+    ("Only tax.py and its tests.", "tests/tax.py", False),             # two paths have it: which is meant?
+    ("Everything but tax.py.", "invoicing/tax.py", False),
+    ("The tax module.", "invoicing/tax.py", False),
+])
+def test_hints_name_a_file_by_its_path_or_its_unique_file_name(hints, path, named):
+    assert names_file(hints, path, {"invoicing/tax.py", "tests/test_tax.py", "tests/tax.py"} - (
+        {"tests/tax.py"} if path == "invoicing/tax.py" else set())) is named
+
+
+def test_a_fix_that_takes_a_later_commits_hunks_beyond_the_briefs_candidates_puts_them_back(tmp_path, scripted):
+    """What the 1.5B model did in a fix of the planned demo: beside the candidates (applied for it),
+    it took two later commits' test files, and the tests passed; the commit was accepted."""
+    repo = needs_fix_repo(tmp_path, extra=True)
+    log = scripted({"1/extract": [turn(call("create_commit"))],
+                    "1/fix/1": [turn(call("apply_hunks", hunk_ids=["extra.py", "README"])),
+                                turn(call("create_commit", confirm="yes")),
+                                turn(call("apply_hunks", hunk_ids="$back:README")), turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    readme = next(h.id for h in _hunks(repo) if h.path == "README")[:4]
+    refused = answers(log, "1/fix/1")[1]
+    assert refused.startswith(f"Error: Not committed: this commit took 1 hunk under the paths of later commits "
+                              f"(commit 2): {readme} (README).")
+    # The candidates plain code applied (util.py) and what is missing (extra.py) are the fix's to take.
+    assert repo.git("diff", "--name-only", "feature-clean~2", "feature-clean~1").split() == ["extra.py", "util.py"]
+    assert repo.tree("feature-clean") == repo.tree("feature")

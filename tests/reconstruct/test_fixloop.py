@@ -161,14 +161,20 @@ def test_the_fix_prompt_carries_the_brief_not_the_remaining_diff(tmp_path, scrip
 
 # -- escalation: each rule stops the loop whatever the model says ----------------------------
 
+# Fixes that put back the candidate applied for them and take a docs page, which the docs commit's
+# paths claim: named back by create_commit's guards, and confirmed.
+UNRELATED = {f"1/fix/{a}": [turn(call("apply_hunks", hunk_ids="$back:util.py")),
+                            turn(call("apply_hunks", hunk_ids=f"$ids:docs/page0{a - 1}")),
+                            turn(call("create_commit", message=f"attempt {a}")),
+                            turn(call("create_commit", message=f"attempt {a}",
+                                      confirm="this test needs progress on the diff"))] for a in range(1, 6)}
+
 
 def test_same_location_after_three_attempts_escalates(tmp_path, scripted):
     repo = make(tmp_path, extra=True)    # the candidate alone fails (on extra.py): the model is asked
     # Each attempt puts back the candidate applied for it and takes an unrelated hunk (progress on
     # the diff), so only persistence can stop it.
-    fixes = {f"1/fix/{a}": [turn(call("apply_hunks", hunk_ids="$back:util.py")),
-                            turn(call("apply_hunks", hunk_ids=f"$ids:docs/page0{a - 1}")),
-                            turn(call("create_commit", message=f"attempt {a}"))] for a in range(1, 6)}
+    fixes = UNRELATED
     log = scripted({"1/extract": take("app.py"), **fixes})
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 3, res.text
@@ -260,16 +266,13 @@ def test_a_fix_that_breaks_passing_tests_is_a_regression_cascade(tmp_path, scrip
 
 def test_a_run_that_dies_in_the_fix_loop_resumes_with_its_attempts_counted(tmp_path, flaky, monkeypatch):
     repo = make(tmp_path, extra=True)    # the candidate alone fails (on extra.py): the model is asked
-    fixes = {f"1/fix/{a}": [turn(call("apply_hunks", hunk_ids="$back:util.py")),
-                            turn(call("apply_hunks", hunk_ids=f"$ids:docs/page0{a - 1}")),
-                            turn(call("create_commit", message=f"attempt {a}"))] for a in range(1, 6)}
-    log = flaky({"1/extract": take("app.py"), **fixes})
-    # Calls 1-3 extract, 4-6 make the first fix; the backend refuses call 7 (a 400 is not retried).
-    monkeypatch.setenv("RETCON_FLAKY_FAIL", "7")
+    log = flaky({"1/extract": take("app.py"), **UNRELATED})
+    # Calls 1-3 extract, 4-7 make the first fix; the backend refuses call 8 (a 400 is not retried).
+    monkeypatch.setenv("RETCON_FLAKY_FAIL", "8")
     monkeypatch.setenv("RETCON_FLAKY_STATUS", "400")
     res = retcon(repo, "run", "-m", "scripted-flaky")
     assert res.code == 1 and "failed: APIStatusError: Error code: 400" in res.err, res.text
-    assert (tmp_path / "flaky-count").read_text() == "7"
+    assert (tmp_path / "flaky-count").read_text() == "8"
     assert status(repo)["commits"][0]["wip"] == 1 and status(repo)["commits"][0]["state"] == "in-progress"
     log.write_text("")
     res = retcon(repo, "run", "-m", "scripted")

@@ -92,14 +92,40 @@ def _json_in(text: str) -> Any:
     text = text.strip()
     fence = re.search(r"```(?:json)?\s*\n(.*?)```", text, re.S)
     candidates = [text] + ([fence.group(1)] if fence else [])
-    if "{" in text:
+    if "{" in text and "}" in text:
         candidates.append(text[text.index("{"): text.rindex("}") + 1])
     for c in candidates:
         try:
             return json.loads(c)
         except ValueError:
             continue
+    cut = _cut_off(text)
+    if cut is not None:
+        return cut
     raise Invalid("the reply is not valid JSON")
+
+
+_ARRAY = re.compile(r'\{\s*"(\w+)"\s*:\s*\[')
+
+
+def _cut_off(text: str) -> dict[str, list[Any]] | None:
+    """A reply cut off at the length limit, read up to its last whole entry: a small model that
+    repeats its entries (the 1.5B one, sampling greedily) runs into the limit, and its first
+    entries are still an answer that the check can judge, rather than nothing usable."""
+    m = _ARRAY.search(text)
+    if m is None:
+        return None
+    decoder = json.JSONDecoder()
+    entries: list[Any] = []
+    at = m.end()
+    while True:
+        at = len(text) - len(text[at:].lstrip(" \t\r\n,"))
+        try:
+            entry, at = decoder.raw_decode(text, at)
+        except ValueError:
+            break
+        entries.append(entry)
+    return {m.group(1): entries} if entries else None
 
 
 def check(entries: list[dict[str, Any]], known: dict[str, str], most: int | None, what: str) -> Checked:

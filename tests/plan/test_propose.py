@@ -319,3 +319,29 @@ def test_a_failing_chunk_stops_the_others_and_saves_nothing(tmp_path, scripted):
     # Chunks not yet started when one fails are never asked; calls under way may finish.
     assert n > 4 and len(entries(log)) < n
     assert repo.git("for-each-ref", "refs/retcon/") == ""
+
+
+def test_a_reply_cut_off_at_the_length_limit_is_read_up_to_its_last_whole_entry(project, scripted):
+    """The 1.5B model, sampling greedily, repeated its commits until the server's reply limit cut
+    the JSON: three attempts of 'not valid JSON', and no plan. The whole entries before the cut are
+    an answer: here, every hunk is in one, so the plan stands at the first attempt."""
+    obj = {"commits": [commit("util: add two()", files=["util.py"]), commit("app: use two()", files=["app.py"]),
+                       commit("docs: explain main", files=["README", "notes/"]),
+                       commit("util: add two()", files=["util.py"])]}
+    text = json.dumps(obj, indent=2)
+    cut = text[:text.rindex('"util.py"')]          # mid-way through the repeated fourth entry
+    log = scripted({"*/plan": [{"text": cut}]})
+    res = retcon(project, "plan", "-m", "scripted-text", "--no-edit")
+    assert res.code == 0, res.text
+    assert len(entries(log)) == 1
+    import tomli
+    spec = tomli.loads(stored(project))["commit"]
+    assert [c["message"] for c in spec] == ["util: add two()", "app: use two()", "docs: explain main"]
+
+
+def test_a_reply_cut_before_its_first_whole_entry_is_still_not_valid_json(project, scripted):
+    log = scripted({"*/plan": [{"text": '{"commits": [{"message": "util: add'}]})
+    res = retcon(project, "plan", "-m", "scripted-text", "--no-edit")
+    assert res.code == 1
+    assert "gave no usable plan in 3 attempts (last: the reply is not valid JSON)" in res.err
+    assert "Traceback" not in res.err and len(entries(log)) == 3

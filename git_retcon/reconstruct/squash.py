@@ -118,7 +118,7 @@ def _note(store: Store, stored: Stored, k: int, shas: list[CommitId], fold: bool
         rework = mine.get("rework") if mine else None
         fixes.append({
             "commit": sha, "message": (get_commit(repo, sha).message or "").splitlines()[0],
-            "by": "model" if mine else "human (a commit adopted from the cleaned branch)",
+            "by": _made_by(mine),
             "diagnosis": ((mine.get("diagnosis") or "").splitlines() or [""])[0] if mine else "",
             "candidates": cast("list[str]", rework.get("candidates", [])) if rework else [],
         })
@@ -132,7 +132,7 @@ def _note(store: Store, stored: Stored, k: int, shas: list[CommitId], fold: bool
     last = fixes[-1]
     note["squashed"] = {
         "from": list[str](shas), "attempts": len(shas), "fixes": fixes, "stops": stops,
-        "resolved_by": f"{last['by'].split(' ')[0]}: {last['message']}"
+        "resolved_by": f"{last['by'].split(' (')[0]}: {last['message']}"
         + (f" (after a human's resolution: {stops[-1]['resolved']})" if stops and stops[-1]["resolved"] else ""),
     }
     return note
@@ -196,3 +196,13 @@ def squash_spec(store: Store, stored: Stored, say: Callable[[str], None]) -> int
     with store.lock(stored.name), oplog.recording(store, stored.name, "squash",
                                                   oplog.refs_of(stored.spec.cleaned, stored.name)):
         return squash(store, store.load(stored.name), say)
+
+
+def _made_by(mine: CommitNote | None) -> str:
+    """Who made a fix commit, for the squashed note: a fix whose candidates passed, or a step the
+    model gave no judgement in, was committed by plain code (its note counts no model call)."""
+    if mine is None:
+        return "human (a commit adopted from the cleaned branch)"
+    if mine.get("instead") or mine.get("model_calls") == 0:
+        return "plain code"
+    return "model"

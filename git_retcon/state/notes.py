@@ -55,7 +55,7 @@ class Usage(_UsageKeys, total=False):
 class SquashedFix(TypedDict):
     commit: str
     message: str
-    by: str
+    by: str                           # model, plain code, or human (...)
     diagnosis: str
     candidates: list[str]
 

@@ -48,9 +48,10 @@ def test_squash_folds_the_wip_keeps_trees_and_test_records(tmp_path, scripted):
     sq = prov["squashed"]
     assert sq["from"] == [initial, wip] and sq["attempts"] == 2
     fix = sq["fixes"][0]
-    assert fix["commit"] == wip and fix["by"] == "model" and fix["message"] == WIP
+    # The brief's candidate passed, and plain code committed it: no model made this fix.
+    assert fix["commit"] == wip and fix["by"] == "plain code" and fix["message"] == WIP
     assert fix["diagnosis"].startswith("Test failed:") and fix["candidates"] == before[1]["rework"]["candidates"]
-    assert sq["resolved_by"] == f"model: {WIP}"
+    assert sq["resolved_by"] == f"plain code: {WIP}"
     assert note(repo, docs2)["rewritten_from"] == docs
 
     spec = retcon(repo, "spec", "show").out
@@ -65,6 +66,16 @@ def test_squash_folds_the_wip_keeps_trees_and_test_records(tmp_path, scripted):
     again = retcon(repo, "run", "-m", "scripted")
     assert again.code == 0 and "Nothing to do" in again.out and "Adopting" not in again.out
     assert retcon(repo, "squash").out.startswith("Nothing to squash")
+
+
+def test_a_fix_the_model_made_is_the_models_in_the_squashed_note(tmp_path, scripted):
+    repo = make(tmp_path, docs=1, extra=True)    # the candidate alone fails: the model takes extra.py
+    scripted({**SCRIPT, "1/fix/1": [turn(call("apply_hunks", hunk_ids=["extra.py"])),
+                                    turn(call("create_commit", message="take extra.py"))]})
+    assert retcon(repo, "run", "-m", "scripted").code == 0
+    assert retcon(repo, "squash").code == 0
+    sq = note(repo, "feature-clean~1")["squashed"]
+    assert [f["by"] for f in sq["fixes"]] == ["model"] and sq["resolved_by"] == "model: WIP: take extra.py"
 
 
 def test_run_with_squash_wip_squashes_at_the_end(tmp_path, scripted):

@@ -110,7 +110,8 @@ def _from_json(obj: object, tools: Mapping[str, Sequence[str]], at: int) -> list
     return found
 
 
-def _json_values(text: str) -> Iterable[tuple[int, object]]:
+def _json_values(text: str) -> Iterable[tuple[int, int, object]]:
+    """Each JSON value in text that starts with an object: where it starts and ends, and it."""
     decoder = json.JSONDecoder()
     pos = 0
     while True:
@@ -122,7 +123,7 @@ def _json_values(text: str) -> Iterable[tuple[int, object]]:
         except (ValueError, RecursionError):
             pos = start + 1
             continue
-        yield start, obj
+        yield start, end, obj
         pos = end
 
 
@@ -225,10 +226,16 @@ def read_calls(text: str, tools: Mapping[str, Sequence[str]]) -> list[WrittenCal
     if not text or not any(n in text for n in tools):
         return []
     found: list[WrittenCall] = []
-    for at, obj in _json_values(text):
-        found += _from_json(obj, tools, at)
+    spans: list[tuple[int, int]] = []     # the JSON values that hold a call
+    for at, end, obj in _json_values(text):
+        calls = _from_json(obj, tools, at)
+        found += calls
+        if calls:
+            spans.append((at, end))
     found += _tagged(text, tools)
-    found += _syntax(text, tools)
+    # A call's syntax inside a JSON call is part of its arguments, not a call: the 1.5B model's
+    # stuck summary quoted our answer, `apply_hunks(['invoicing/money.py'])` and all.
+    found += [c for c in _syntax(text, tools) if not any(a <= c.at < b for a, b in spans)]
     # A call's JSON shape with its name, where no JSON could be decoded: broken JSON.
     names = _alternation(tools)
     for m in re.finditer(rf"[\"'](?:{'|'.join(_NAME_KEYS)})[\"']\s*:\s*[\"'](?:\w+\.)?({names})[\"']", text):

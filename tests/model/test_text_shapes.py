@@ -80,3 +80,14 @@ def test_a_reply_nested_thousands_deep_is_no_crash():
     text = '{"name": "apply_hunks", "arguments": {"hunk_ids": ' + "[" * 5000 + "]" * 5000 + "}}"
     calls = read_calls(text, PARAMS)
     assert [c.name for c in calls] == ["apply_hunks"] and not calls[0].ok
+
+
+def test_a_call_quoted_in_another_calls_arguments_is_no_call_of_its_own():
+    """The 1.5B model's stuck summary quoted git-retcon's answer, `apply_hunks([...])` within it; that
+    was read as a second call, and the answer said "Not run: apply_hunks (the call before failed)"."""
+    text = ('```json\n{"name": "stuck", "arguments": {"summary": "Take this commit\'s changes first: '
+            'apply_hunks([\'invoicing/money.py\', \'tests/test_money.py\']) takes their remaining hunks"}}\n```\n'
+            'Then: create_commit(message="money")')
+    calls = read_calls(text, PARAMS)
+    assert [c.name for c in calls] == ["stuck", "create_commit"]
+    assert calls[0].arguments["summary"].startswith("Take this commit's changes first: apply_hunks([")

@@ -200,9 +200,8 @@ class _Conversation:
                 continue
             # The turn ended with no tool call: calls written as text run, else steering.
             calls = read_calls(final, self.params)
-            good = [c for c in calls if c.ok]
-            if good and last is not None:
-                text = self._run_written(last, good)
+            if calls and calls[0].ok and last is not None:
+                text = self._run_written(last, calls)
                 if session.outcome is not None:
                     result.outcome = session.outcome
                     return result
@@ -218,10 +217,16 @@ class _Conversation:
                 conv, text = self._cut_back(conv, text)
 
     def _run_written(self, response: llm.Response, calls: list[WrittenCall]) -> str:
-        """Run the calls a reply wrote as text, in order, up to the first that fails or ends the
-        step; the answer says what each did."""
+        """Run the calls a reply wrote as text, in order, up to the first that fails, cannot be
+        read, or ends the step; the answer says what each did. (A create_commit written after an
+        apply_hunks that could not be read must not commit without it.)"""
         parts: list[str] = []
         for i, call in enumerate(calls):
+            if not call.ok:
+                parts.append(self._steering("", calls[i:i + 1]))
+                if calls[i + 1:]:
+                    parts.append(protocol.not_run(calls[i + 1:], "the call before could not be read"))
+                break
             results = response.execute_tool_calls(
                 before_call=self.session.steering.before_call, after_call=self._after,
                 tool_calls_list=[llm.ToolCall(name=call.name, arguments=call.arguments)],

@@ -195,6 +195,24 @@ def test_a_tool_call_written_as_json_in_text_is_executed_and_the_model_told_so(t
     assert repo.git("log", "-1", "--format=%s", "clean~1").strip() == "util: two() and CI"
 
 
+def test_calls_written_after_one_that_cannot_be_read_are_not_run(tmp_path, listen):
+    """The 1.5B model wrote a script: read_diff(), apply_hunks(ids) (a name it never assigned),
+    create_commit(). The create_commit ran, without the apply it was written after."""
+    repo = small(tmp_path)
+    log, user_log = listen({"1/extract": [
+        turn(text="```python\ndiff = read_diff()\napply_hunks(ids)\ncreate_commit(message=\"x\")\n```"),
+        turn(call("apply_hunks", hunk_ids=MINE)), turn(call("create_commit", message="x")),
+    ]})
+    res = retcon(repo, "run", "-m", "scripted-listen")
+    assert res.code == 0, res.text
+    answer = next(u for u in users(user_log) if u.startswith("Executed: your reply wrote read_diff({})"))
+    assert "Not executed: your reply wrote a call to apply_hunks as text, but the arguments of apply_hunks(...) " \
+           "are not literal values" in answer
+    assert answer.endswith("Not run: create_commit (the call before could not be read). Send it again if still "
+                           "needed.")
+    assert repo.tree("clean~1") == repo.tree("feature~1")
+
+
 def test_write_file_warns_when_only_line_endings_or_the_final_newline_differ(tmp_path, scripted):
     repo = small(tmp_path)
     log = scripted({"1/extract": [

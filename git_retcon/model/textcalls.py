@@ -205,17 +205,32 @@ def _syntax(text: str, tools: Mapping[str, Sequence[str]]) -> list[WrittenCall]:
             for i, arg in enumerate(node.args):
                 if i >= len(params):
                     raise ValueError(f"{name} takes at most {len(params)} arguments")
-                args[params[i]] = ast.literal_eval(arg)
+                args[params[i]] = _value(arg, text[:m.start()])
             for kw in node.keywords:
                 if kw.arg is None:
                     raise ValueError("**")
-                args[kw.arg] = ast.literal_eval(kw.value)
+                args[kw.arg] = _value(kw.value, text[:m.start()])
         except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
             found.append(WrittenCall(name, {}, f"the arguments of {name}(...) are not literal values (quoted strings, "
                                      "numbers, lists)", m.start()))
             continue
         found.append(WrittenCall(name, args, "", m.start()))
     return found
+
+
+def _value(node: ast.expr, before: str) -> Any:
+    """An argument's literal value; a name is the literal the reply assigned it last before the call
+    (`hunk_ids = ["3f2a", ...]` then `apply_hunks(hunk_ids)`: the 1.5B model writes its calls as a
+    Python script). ValueError otherwise."""
+    if isinstance(node, ast.Name):
+        found = list(re.finditer(rf"^[ \t]*{re.escape(node.id)}[ \t]*=[ \t]*(?=\S)", before, re.M))
+        if not found:
+            raise ValueError(node.id)
+        start = found[-1].end()
+        end = _closing(before, start) if before[start] in "([{" else None
+        source = before[start:end] if end is not None else before[start:].split("\n", 1)[0]
+        return ast.literal_eval(source.strip())
+    return ast.literal_eval(node)
 
 
 def read_calls(text: str, tools: Mapping[str, Sequence[str]]) -> list[WrittenCall]:

@@ -91,3 +91,19 @@ def test_a_call_quoted_in_another_calls_arguments_is_no_call_of_its_own():
     calls = read_calls(text, PARAMS)
     assert [c.name for c in calls] == ["stuck", "create_commit"]
     assert calls[0].arguments["summary"].startswith("Take this commit's changes first: apply_hunks([")
+
+
+def test_a_name_passed_as_an_argument_is_the_literal_the_reply_assigned_it():
+    """What the 1.5B model wrote, sampling, on the hints-only demo: its calls as a Python script."""
+    text = ('```python\n# Step 1\ndiff = read_diff()\n\n# Step 2: Apply Hunks\nhunk_ids = [\n    "d5f7", "399983",\n'
+            '    "9fd6"\n]\napply_hunks(hunk_ids)\nconfirm = "true"  # a string\n'
+            'create_commit(message="money", confirm=confirm)\n```')
+    calls = read_calls(text, PARAMS)
+    assert [(c.name, c.arguments, c.problem) for c in calls] == [
+        ("read_diff", {}, ""), ("apply_hunks", {"hunk_ids": ["d5f7", "399983", "9fd6"]}, ""),
+        ("create_commit", {"message": "money", "confirm": "true"}, "")]
+
+
+def test_a_name_the_reply_never_assigned_is_no_literal():
+    (call,) = read_calls("apply_hunks(ids)", PARAMS)
+    assert call.problem.startswith("the arguments of apply_hunks(...) are not literal values")

@@ -202,7 +202,10 @@ class Session:
         if not items:
             here = (f" {', '.join(done)} {'is' if len(done) == 1 else 'are'} in the worktree already (applied in "
                     "this step).") if done else ""
-            return (f"Nothing to apply:{here}{taken} {len(before)} hunks remain. If this commit is complete, "
+            # Where the spec decided the step's hunks, what remains is the later commits' (as the prompt
+            # said): "5 hunks remain" alone read to the 1.5B model as work undone, and it called stuck.
+            later = " for the commits after this one" if self.prepared and self.step == "extract" else ""
+            return (f"Nothing to apply:{here}{taken} {len(before)} hunks remain{later}. If this commit is complete, "
                     "call create_commit()." + put_back + self._idle())
         try:
             items, remarks = diff.expand(items, before, self.path)

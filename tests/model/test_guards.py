@@ -272,7 +272,7 @@ def test_a_path_whose_changes_an_earlier_fix_took_is_no_reason_to_refuse_the_cal
     answer = answers(log, "2/extract/1")[0]
     assert answer == ("Nothing to apply: README (its hunks) is in the worktree already (applied in this step). "
                       "Nothing is left under util.py: the commits before this one took its changes. 1 hunks "
-                      "remain. If this commit is complete, call create_commit().")
+                      "remain for the commits after this one. If this commit is complete, call create_commit().")
     assert repo.git("diff", "--name-only", "feature-clean~2", "feature-clean~1").split() == ["README"]
     assert repo.tree("feature-clean") == repo.tree("feature")
 

@@ -133,7 +133,8 @@ def test_applying_what_was_applied_for_it_tells_the_model_to_commit(tmp_path, sc
     assert retcon(repo, "run", "-m", "scripted").code == 0
     answer = entries(log)[1]["results"][0]
     assert answer.startswith("Nothing to apply: ") and "(util.py) is in the worktree already (applied in this " \
-        "step)" in answer and answer.endswith("If this commit is complete, call create_commit().")
+        "step). 3 hunks remain for the commits after this one. If this commit is complete, call create_commit()." \
+        in answer
     assert only_util(repo, "feature-clean~2")
 
 

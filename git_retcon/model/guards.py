@@ -82,23 +82,23 @@ def names_file(text: str, path: str, others: set[str]) -> bool:
 
 
 def claimant(rules: SpecRules, h: Hunk, paths: set[str], by_place: bool = True) -> tuple[Later, str] | None:
-    """The later commit that the spec gives h to, and how (see the module's comment), or None;
-    paths: the paths the diff changes (a file name in hints names one of them); by_place: look at
-    later commits' paths and hints too, not only the plan's hunks."""
+    """The later commit that the spec gives h to, and how, as create_commit's answer says it (see
+    the module's comment), or None; paths: the paths the diff changes (a file name in hints names
+    one of them); by_place: look at later commits' paths and hints too, not only the plan's hunks."""
     if h.id in rules.mine or (rules.paths and matches(h.path, rules.paths)):
         return None
     if h.id in rules.later:
-        return rules.later[h.id], "the plan gives it"
+        return rules.later[h.id], "that the plan gives to later commits"
     if not by_place:
         return None
     for later, globs in rules.later_paths:
         if matches(h.path, globs):
-            return later, "under its paths"
+            return later, "under the paths of later commits"
     if names_file(rules.hints, h.path, paths):
         return None
     for later, hints in rules.later_hints:
         if names_file(hints, h.path, paths):
-            return later, "its hints name the file"
+            return later, "in files that the hints of later commits name"
     return None
 
 
@@ -130,11 +130,8 @@ def problems(rules: SpecRules, start: list[Hunk], left: list[Hunk], names: dict[
             hunks, ks = claimed.setdefault(by[1], ([], set()))
             hunks.append(h)
             ks.add(by[0].k)
-    for how, (hunks, ks) in claimed.items():
+    for what, (hunks, ks) in claimed.items():
         whose = ", ".join(f"commit {k}" for k in sorted(ks))
-        what = {"the plan gives it": "that the plan gives to later commits",
-                "under its paths": "under the paths of later commits",
-                "its hints name the file": "in files that the hints of later commits name"}[how]
         found.append(f"{len(hunks)} hunk{'s' if len(hunks) != 1 else ''} {what} ({whose}): {_named(hunks, names)}")
         back += hunks
     if rules.paths and not fix:

@@ -39,7 +39,10 @@ def test_ctrl_c_kills_the_test_command_and_says_how_to_resume(tmp_path, jobs, si
                                                      "3/extract": take("")})
     proc = subprocess.Popen([sys.executable, "-m", "testing.run_retcon", "run", "-m", "scripted", "--jobs", jobs],
                             cwd=repo.path, env={**os.environ, "PYTHONPATH": str(ROOT), "RETCON_SCRIPT": str(script)},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            # As from a terminal: a suite started with `&` by a non-interactive shell has SIGINT
+                            # ignored, which children inherit (and Python then raises no KeyboardInterrupt).
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:

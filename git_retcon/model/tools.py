@@ -379,6 +379,11 @@ class Session:
             raise ToolError("Not recorded: your summary says this commit is complete, and the worktree holds "
                             "changes: call create_commit() to make the commit. stuck is only for what a human must "
                             "decide or fix", "other")
+        if said is None and self.echoed and says_done(summary) and self._changed():
+            # Told once to commit what it says is complete, it says so again: no judgement to keep.
+            self.outcome = GaveUp("the model said the commit is complete but did not make it ("
+                                  f"{summary.strip()[:200]})")
+            return "Recorded. This step is done."
         if said is not None:
             self.echoed = said
             raise ToolError("Not recorded: your summary repeats git-retcon's own answer (" + said[:160]

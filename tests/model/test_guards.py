@@ -245,6 +245,28 @@ def test_a_stuck_that_says_the_commit_is_complete_is_sent_back_to_create_commit(
     assert only_util(repo, "feature-clean~2") and repo.tree("feature-clean") == repo.tree("feature")
 
 
+def test_a_model_that_says_done_twice_without_committing_gave_no_judgement(tmp_path, scripted):
+    """The 1.5B model, sent back to create_commit, said it again: "This commit is already complete,
+    and the worktree holds changes, so you should call create_commit()". Where the paths decide,
+    plain code commits their hunks; with hints only, it is a stop in our words."""
+    done = "The worktree already contains the required hunks. This commit is already complete."
+    repo = planned(tmp_path)
+    scripted({"1/extract": [turn(call("stuck", summary=done)), turn(call("stuck", summary=done + " Call it."))],
+              "2/extract": [turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    assert "The model ended without a judgement (the model said the commit is complete but did not make it (" \
+           in res.out
+    assert only_util(repo, "feature-clean~2")
+
+    hinted = planned(tmp_path / "hints", HINTS_ONLY)
+    scripted({"1/extract": [turn(call("apply_hunks", hunk_ids="$ids:util.py")), turn(call("stuck", summary=done)),
+                            turn(call("stuck", summary=done))]})
+    res = retcon(hinted, "run", "-m", "scripted")
+    assert res.code == 3
+    assert "commit 1/3 is stuck: the model said the commit is complete but did not make it (" in res.out + res.err
+
+
 def test_a_stuck_that_says_done_with_nothing_applied_is_recorded(tmp_path, scripted):
     """With nothing in the worktree, 'complete' is a claim a human must check: no steering."""
     repo = planned(tmp_path, HINTS_ONLY)

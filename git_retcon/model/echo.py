@@ -1,14 +1,17 @@
-"""Whether a stuck summary only echoes git-retcon's own words back.
+"""Whether a stuck summary is the model's judgement, or only echoes git-retcon's own words back.
 
 A weak model that is told "nothing to commit ... call stuck if ..." calls stuck with that very
 sentence, and the human reads our text as the model's finding. A summary most of whose words
 come from one answer of the step is sent back once (tools.Session.stuck): the answer named a
-call that gets the step on.
+call that gets the step on. So is one that says the commit is complete while the worktree holds
+changes. The second time, the step ends with no judgement of the model's (outcome.GaveUp).
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+
+from git_retcon.model.outcome import GaveUp, Stuck
 
 SHARE = 0.75        # of the summary's words found in one answer
 MIN_WORDS = 3
@@ -48,3 +51,28 @@ def echoes(summary: str, answers: Iterable[str]) -> str | None:
         if theirs and sum(w in theirs for w in words) >= SHARE * len(words):
             return " ".join(answer.split())
     return None
+
+
+def weigh_stuck(summary: str, answers: Iterable[str], echoed: str,
+                changed: Callable[[], bool]) -> tuple[Stuck | None, str, str]:
+    """How a stuck call ends: the step's outcome, or None with the refusal that sends it back; and
+    what it echoed, kept for the next time. answers: the step's answers so far; echoed: why a
+    stuck was sent back before ("" if none); changed: whether the worktree holds changes."""
+    said = echoes(summary, answers)
+    if said is not None and echoed:
+        # Sent back once already: a stop, in our words, with the answer the model could not act on
+        # (its summary now echoes that refusal, which would tell a human nothing).
+        return GaveUp("the model gave up without saying why; the answer it could not act on: "
+                      + echoed[:300]), "", echoed
+    if said is None and says_done(summary) and changed():
+        if echoed:   # told once to commit what it says is complete, it says so again
+            return GaveUp(f"the model said the commit is complete but did not make it ({summary.strip()[:200]})"), \
+                "", echoed
+        return None, ("Not recorded: your summary says this commit is complete, and the worktree holds changes: "
+                      "call create_commit() to make the commit. stuck is only for what a human must decide or fix"), \
+            f"it said the commit is complete ({summary.strip()[:160]})"
+    if said is not None:
+        return None, ("Not recorded: your summary repeats git-retcon's own answer (" + said[:160] + ") instead of "
+                      "saying what a human must decide. That answer names the call that gets this step on: make it. "
+                      "Call stuck again only for what a human must decide or fix, in your own words"), said
+    return Stuck(summary.strip() or "the model called stuck without a summary"), "", echoed

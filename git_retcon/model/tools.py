@@ -26,11 +26,11 @@ from git_retcon.git.plumbing import get_commit, get_tree, git
 from git_retcon.model import guards
 from git_retcon.model.applied import put_back_hint, sort_items, taken_before
 from git_retcon.model.args import ToolError
-from git_retcon.model.echo import echoes, says_done
+from git_retcon.model.echo import weigh_stuck
 from git_retcon.model.invented import invented
 from git_retcon.model.layout import layout_warning
 from git_retcon.model.nearest import applied_already, meant_ids, nearest, nearest_paths, undiffed
-from git_retcon.model.outcome import GaveUp, Proposed, StepKind, StepOutcome, Stuck
+from git_retcon.model.outcome import GaveUp, Proposed, StepKind, StepOutcome
 from git_retcon.model.steering import Steering
 from git_retcon.sandbox.runner import Commands, Result
 from git_retcon.sandbox.worktree import PathRefused, Worktree
@@ -367,30 +367,10 @@ class Session:
     def stuck(self, summary: str) -> str:
         """Give up on this step: say what a human must decide or fix. Ends this step."""
         self._open()
-        said = echoes(summary, self.steering.said)
-        if said is not None and self.echoed:
-            # Steered once already: a stop, in our words, with the answer the model could not act on
-            # (its summary now echoes that refusal, which would tell a human nothing).
-            self.outcome = GaveUp("the model gave up without saying why; the answer it could not act on: "
-                                 + self.echoed[:300])
-            return "Recorded. This step is done."
-        if said is None and not self.echoed and says_done(summary) and self._changed():
-            self.echoed = f"it said the commit is complete ({summary.strip()[:160]})"
-            raise ToolError("Not recorded: your summary says this commit is complete, and the worktree holds "
-                            "changes: call create_commit() to make the commit. stuck is only for what a human must "
-                            "decide or fix", "other")
-        if said is None and self.echoed and says_done(summary) and self._changed():
-            # Told once to commit what it says is complete, it says so again: no judgement to keep.
-            self.outcome = GaveUp("the model said the commit is complete but did not make it ("
-                                  f"{summary.strip()[:200]})")
-            return "Recorded. This step is done."
-        if said is not None:
-            self.echoed = said
-            raise ToolError("Not recorded: your summary repeats git-retcon's own answer (" + said[:160]
-                            + ") instead of saying what a human must decide. That answer names the call that gets "
-                            "this step on: make it. Call stuck again only for what a human must decide or fix, "
-                            "in your own words", "other")
-        self.outcome = Stuck(summary.strip() or "the model called stuck without a summary")
+        outcome, refusal, self.echoed = weigh_stuck(summary, self.steering.said, self.echoed, self._changed)
+        if outcome is None:
+            raise ToolError(refusal, "other")
+        self.outcome = outcome
         return "Recorded. This step is done."
 
     def _idle(self) -> str:

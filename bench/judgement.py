@@ -79,7 +79,7 @@ def demo_case(root: Path, hunks: bool) -> Path:
         import tomli
 
         from git_retcon.diff.remaining import remaining
-        from git_retcon.model.guards import matches
+        from git_retcon.state.spec import paths_match as matches
         r = pygit2.Repository(str(repo))
         all_hunks = remaining(r, str(r.revparse_single("main").tree_id), str(r.revparse_single("feature").tree_id))
         for c in tomli.loads(spec)["commit"]:

@@ -10,6 +10,7 @@ from git_retcon.git.plumbing import fork_point
 from git_retcon.plan.branches import ONTO_FIX
 from git_retcon.plan.write import Proposed
 from git_retcon.state import spec as specmod
+from git_retcon.state.spec import paths_match
 
 
 def _remaining(repo: pygit2.Repository, spec: specmod.Spec) -> list[diff.Hunk]:
@@ -20,7 +21,6 @@ def _remaining(repo: pygit2.Repository, spec: specmod.Spec) -> list[diff.Hunk]:
 
 def table(repo: pygit2.Repository, spec: specmod.Spec, everything: list[diff.Hunk] | None = None) -> list[str]:
     """The commits as a table: files, hunks and lines each takes (by its hunks, else its paths)."""
-    from git_retcon.model.paths import matches
 
     if everything is None:
         everything = _remaining(repo, spec)
@@ -30,7 +30,8 @@ def table(repo: pygit2.Repository, spec: specmod.Spec, everything: list[diff.Hun
     for k, c in enumerate(spec.commits):
         mine = [by_id[i] for i in c.hunks if i in by_id and i not in taken]
         if c.paths:
-            mine += [h for h in everything if h.id not in taken and h.id not in c.hunks and matches(h.path, c.paths)]
+            mine += [h for h in everything
+                     if h.id not in taken and h.id not in c.hunks and paths_match(h.path, c.paths)]
         taken.update(h.id for h in mine)
         files, added, removed = diff.stat(mine)
         rows.append(f"  {k + 1:>3}  {files:>5}  {len(mine):>5}  {f'+{added} -{removed}':>13}  {c.summary}")
@@ -41,7 +42,6 @@ def empty_commits(repo: pygit2.Repository, spec: specmod.Spec, everything: list[
                   ) -> list[str]:
     """Warnings, said before a spec is saved, about logical commits that would take no hunk, and
     what a run will do about each."""
-    from git_retcon.model.paths import matches
 
     if everything is None:
         everything = _remaining(repo, spec)
@@ -51,8 +51,8 @@ def empty_commits(repo: pygit2.Repository, spec: specmod.Spec, everything: list[
     for k, c in enumerate(spec.commits):
         if not (c.paths or c.hunks) or k == len(spec.commits) - 1:
             continue   # a hints-only commit is the model's to judge; the last takes what is left
-        under = [h for h in everything if c.paths and (matches(h.path, c.paths)
-                                                       or (h.old_path is not None and matches(h.old_path, c.paths)))]
+        under = [h for h in everything if c.paths and (
+            paths_match(h.path, c.paths) or (h.old_path is not None and paths_match(h.old_path, c.paths)))]
         planned = [i for i in c.hunks if i in ids]
         mine = {h.id for h in under} | set(planned)
         where = f"commit {k + 1} ({c.summary})"

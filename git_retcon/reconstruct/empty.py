@@ -14,10 +14,10 @@ from git_retcon import diff
 from git_retcon.errors import RetconError
 from git_retcon.git.ids import TreeId, tree_of
 from git_retcon.git.plumbing import full_sha, get_commit
-from git_retcon.model.paths import matches
 from git_retcon.reconstruct.branch import Branches
 from git_retcon.reconstruct.work import Work
 from git_retcon.state import spec as specmod
+from git_retcon.state.spec import paths_match
 
 
 def refuse_unmatched(repo: pygit2.Repository, spec: specmod.Spec, br: Branches, name: str) -> None:
@@ -53,7 +53,7 @@ def nothing_left(w: Work, tree: TreeId) -> str | None:
 
 
 def _touches(h: diff.Hunk, patterns: list[str]) -> bool:
-    return matches(h.path, patterns) or (h.old_path is not None and matches(h.old_path, patterns))
+    return paths_match(h.path, patterns) or (h.old_path is not None and paths_match(h.old_path, patterns))
 
 
 def _takers(w: Work, patterns: list[str]) -> str:
@@ -69,7 +69,7 @@ def _takers(w: Work, patterns: list[str]) -> str:
             if parent is None:
                 continue
             changes = parent.tree.diff_to_tree(commit.tree)
-            if any(matches(p, patterns) for d in changes.deltas for p in (d.old_file.path, d.new_file.path)):
+            if any(paths_match(p, patterns) for d in changes.deltas for p in (d.old_file.path, d.new_file.path)):
                 subject = commit.message.splitlines()[0] if commit.message else sha[:9]
                 found.append(f"commit {j + 1} ({subject})")
     return ", ".join(dict.fromkeys(found))

@@ -19,8 +19,8 @@ import pygit2
 
 from git_retcon import diff
 from git_retcon.git.ids import CommitId
-from git_retcon.model.paths import matches
 from git_retcon.state import spec as specmod
+from git_retcon.state.spec import paths_match
 
 BASE = -1     # a line no logical commit introduced: the merge base's, or older
 
@@ -49,7 +49,7 @@ class Into:
         return cls(int(k) - 1, glob or None)
 
     def takes(self, h: diff.Hunk) -> bool:
-        return self.glob is None or any(fnmatch.fnmatchcase(p, self.glob) or matches(p, [self.glob])
+        return self.glob is None or any(fnmatch.fnmatchcase(p, self.glob) or paths_match(p, [self.glob])
                                         for p in (h.path, h.old_path) if p)
 
 
@@ -74,7 +74,7 @@ def place(repo: pygit2.Repository, spec: specmod.Spec, owner_of: dict[CommitId, 
             out.append(Placed(h, k, f"its lines came from commit {k + 1}"))
             continue
         by_paths = [k for k, c in enumerate(spec.commits) if c.paths and any(
-            matches(p, c.paths) for p in (h.path, h.old_path) if p)]
+            paths_match(p, c.paths) for p in (h.path, h.old_path) if p)]
         if len(by_paths) == 1 and mine <= {by_paths[0]}:
             out.append(Placed(h, by_paths[0], f"under commit {by_paths[0] + 1}'s paths"))
             continue

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import fnmatch
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -147,3 +148,13 @@ class Spec:
 
     def copy(self) -> Spec:
         return copy.deepcopy(self)
+
+
+def paths_match(path: str, patterns: list[str]) -> bool:
+    """Whether a commit's `paths` take path: fnmatch globs (`*` crosses directories); a plain name
+    also matches what lies under it."""
+    for pat in patterns:
+        pat = pat.strip().lstrip("./") if pat.startswith("./") else pat.strip()
+        if fnmatch.fnmatchcase(path, pat) or path == pat.rstrip("/") or path.startswith(pat.rstrip("/") + "/"):
+            return True
+    return False

@@ -16,6 +16,8 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from git_retcon.model import resolve
+
 ErrorKind = typing.Literal["type", "id", "path", "tool", "turn", "empty", "edit", "state", "guard", "other"]
 
 
@@ -118,14 +120,10 @@ def bind(name: str, fn: Callable[..., object], given: dict[str, Any]) -> tuple[d
     unknown = [k for k in given if k not in params]
     missing = [p for p, spec in params.items() if p not in given and spec.default is inspect.Parameter.empty]
     if unknown:
-        if len(unknown) == 1 and len(missing) == 1:
-            notes.append(f"(read '{unknown[0]}' as '{missing[0]}')")
-            given[missing[0]] = given.pop(unknown[0])
-            missing = []
-        elif len(unknown) == 1 and not missing and len(params) == 1 and not given.keys() & params.keys():
-            only = next(iter(params))
-            notes.append(f"(read '{unknown[0]}' as '{only}')")
-            given[only] = given.pop(unknown[0])
+        meant = resolve.parameter(unknown, list(params), list(given), missing)
+        if meant.found:
+            notes.append(meant.note)
+            given[meant.value] = given.pop(unknown[0])
         else:
             raise ToolError(f"{name} has no parameter {', '.join(repr(u) for u in unknown)}: call "
                             f"{signature(name, fn)}", "type")

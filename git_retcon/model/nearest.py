@@ -1,7 +1,7 @@
 """What a model's failed call most likely meant, for its answer: where edit_file's `old` does
 not occur, the file's lines nearest to it (so a model copies them exactly instead of reading
 the whole file again, or guessing); hunks it names that it has applied already; a path
-written as a diff header writes it (`a/src/x.py`)."""
+written as a diff header writes it (`a/src/x.py`). The readings themselves are model/resolve.py's."""
 from __future__ import annotations
 
 import difflib
@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 
 from git_retcon.diff import Hunk, lookup
+from git_retcon.model import resolve
 from git_retcon.model.applied import under as is_under
 
 _HEX = re.compile(r"[0-9a-f]+")
@@ -39,14 +40,6 @@ def nearest(data: bytes, old: str) -> str:
     what = "differs from it only in whitespace (indentation, tabs, trailing spaces); the file has" if same \
         else "is nearest to these lines of the file"
     return f"\nold {what}, from line {at + 1}:\n{shown}" + ("" if shown.endswith("\n") else "\n")
-
-
-def undiffed(path: str, exists: Callable[[str], bool]) -> str:
-    """`a/src/x.py` or `b/src/x.py`, a diff header's name, as `src/x.py`: only when the repository
-    has nothing at `a` (`b`) itself and the rest of the path names something."""
-    if path[:2] in ("a/", "b/") and ".." not in path.split("/") and not exists(path[0]) and exists(path[2:]):
-        return path[2:]
-    return path
 
 
 def applied_already(keys: list[str], applied: dict[str, str], left: dict[str, str]) -> str:
@@ -85,50 +78,16 @@ def meant_ids(keys: list[str], remaining: list[Hunk], names: dict[str, str], as_
         path = as_path(key) if key.strip() else key
         if low in (".", "") or look.covered(path.rstrip("/")) or look.starting(path):
             continue    # it names a path
-        guess = _near_id(low, shown)
-        if guess is not None:
-            h = look.by_id[shown[guess]]
-            out.append(f"{key!r}: did you mean {guess} ({h.path})?")
+        guess = resolve.hunk_id(low, shown)
+        if guess.found:
+            h = look.by_id[shown[guess.value]]
+            out.append(f"{key!r}: did you mean {guess.value} ({h.path})?")
         elif paths := nearest_paths(path, remaining):
             out.append(f"{key!r}: did you mean {' or '.join(repr(p) for p in paths[:3])}?")
     return (" " + " ".join(out)) if out else ""
 
 
-def _near_id(key: str, shown: dict[str, str]) -> str | None:
-    """The one shown id that key is a near miss of: it holds the id with a stray character or two
-    around it, or it is the id with one character changed, dropped, doubled or swapped."""
-    if not key or len(key) > 48:
-        return None
-    inside = [s for s in shown if s in key and len(key) - len(s) <= 2]
-    if len(inside) == 1:
-        return inside[0]
-    close = {s for s, whole in shown.items()
-             if _one_edit(key, s) or (len(key) > len(s) and _one_edit(key, whole[:len(key)]))}
-    if len(close) == 1:
-        return close.pop()
-    return None
-
-
-def _one_edit(a: str, b: str) -> bool:
-    """One substitution, insertion, deletion or swap of neighbours apart (and not equal)."""
-    if a == b or abs(len(a) - len(b)) > 1 or min(len(a), len(b)) < 4:
-        return False
-    if len(a) == len(b):
-        diff = [i for i in range(len(a)) if a[i] != b[i]]
-        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
-                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
-    short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
-
-
 def nearest_paths(name: str, remaining: list[Hunk]) -> list[str]:
-    """The remaining paths a name that is none of them most likely means: those it is the end of
-    (`money.py`, `invoicing/money`), else those whose file name without its suffix it is (`money`)."""
-    key = name.strip().strip("/")
-    if not key or ".." in key.split("/"):
-        return []
-    paths = sorted({h.path for h in remaining})
-    ends = [p for p in paths if p.endswith("/" + key) or p.rsplit(".", 1)[0].endswith("/" + key)]
-    if ends:
-        return ends
-    return [p for p in paths if p.rsplit("/", 1)[-1].rsplit(".", 1)[0] == key]
+    """The remaining paths a name may mean (model/resolve.file_name), one or several."""
+    meant = resolve.file_name(name, {h.path for h in remaining})
+    return [meant.value] if meant.found else list(meant.options)

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from git_retcon.model import resolve
 from git_retcon.model.args import shallow
 
 _NAME_KEYS = ("name", "tool", "tool_name", "function", "action", "recipient_name")
@@ -48,11 +49,8 @@ class WrittenCall:
 
 def _tool(value: object, tools: Mapping[str, Sequence[str]]) -> str | None:
     """The tool a name means: `apply_hunks`, `functions.apply_hunks`, `default_api.apply_hunks`."""
-    if isinstance(value, str):
-        name = value.strip().split(".")[-1]
-        if name in tools:
-            return name
-    return None
+    meant = resolve.written_tool(value, tools)
+    return meant.value if meant.found else None
 
 
 def _arguments(raw: object, name: str, params: Sequence[str]) -> tuple[dict[str, Any], str]:

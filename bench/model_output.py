@@ -41,8 +41,8 @@ from bench import selections
 from git_retcon import diff
 from git_retcon.diff.hunk import Lines, split_lines, start_index
 from git_retcon.diff.select import compact, numbered
+from git_retcon.model.files import occurrences
 from git_retcon.model.prompt import read_step
-from git_retcon.model.tools import occurrences
 from git_retcon.reconstruct.steps import WHOLE_DIFF_LEAD
 from testing.flow import feature_repo, retcon
 from testing.gitrepo import GitRepo, hermetic_env

@@ -29,7 +29,7 @@ def is_fix(message: str) -> bool:
     return message.startswith(FIX_PREFIXES)
 
 
-def fix_message(message: str, fixup_of: str | None) -> str:
+def wip_message(message: str, fixup_of: str | None) -> str:
     """A fix commit's message from what the model wrote (or the failure's summary):
     `WIP: <it>`, or with fixup_of (the logical commit's subject) `fixup! <subject>` with
     it as the body, so `git rebase -i --autosquash` folds the fix into its commit."""

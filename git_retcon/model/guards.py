@@ -11,22 +11,14 @@ a later commit's hunks (that is what a fix is for), but only those the rework br
 """
 from __future__ import annotations
 
-import fnmatch
 import re
 from dataclasses import dataclass, field
 
 from git_retcon.diff import Hunk
+from git_retcon.model import answers
+from git_retcon.state.spec import paths_match as matches
 
 SHOWN = 12          # hunks named per problem
-
-
-def matches(path: str, patterns: list[str]) -> bool:
-    """fnmatch globs (`*` crosses directories); a plain name also matches what lies under it."""
-    for pat in patterns:
-        pat = pat.strip().lstrip("./") if pat.startswith("./") else pat.strip()
-        if fnmatch.fnmatchcase(path, pat) or path == pat.rstrip("/") or path.startswith(pat.rstrip("/") + "/"):
-            return True
-    return False
 
 
 @dataclass(frozen=True)
@@ -153,7 +145,8 @@ def a_reason(text: str) -> bool:
     """Whether a confirmation says why in words (three at least), not "yes" or "ok", nor the
     answer's own placeholder copied back (the 1.5B model sent confirm="why they belong here")."""
     words = re.findall(r"[^\W\d_]{2,}", text.lower())
-    return len(words) >= 3 and " ".join(words) not in ("why they belong here", "why they belong")
+    placeholder = answers.CONFIRM_PLACEHOLDER
+    return len(words) >= 3 and " ".join(words) not in (placeholder, placeholder.rsplit(" ", 1)[0])
 
 
 def refusal(found: list[str], back: list[Hunk], names: dict[str, str], weak: bool = False) -> str:
@@ -163,7 +156,7 @@ def refusal(found: list[str], back: list[Hunk], names: dict[str, str], weak: boo
     put = ", ".join(f'"-{i}"' for i in ids)
     return ("Not committed: this commit took " + "; and ".join(found) + ". Put back what belongs elsewhere with "
             f"apply_hunks([{put}]) ('-' before a hunk this step applied puts it back), then call create_commit "
-            "again; or, if they do belong here, call create_commit(confirm=\"why they belong here\") and the "
+            f"again; or, if they do belong here, call create_commit(confirm=\"{answers.CONFIRM_PLACEHOLDER}\") and the "
             "reason is kept in the commit's note"
             + (". Your confirm gives no reason: say in a sentence why these hunks belong to this commit" if weak
                else ""))

@@ -47,4 +47,13 @@ class OverBudget:
 
 StepOutcome = Proposed | Stuck | OverBudget
 
-__all__ = ["GaveUp", "OverBudget", "Proposed", "StepKind", "StepOutcome", "Stuck", "Unavailable"]
+
+@dataclass(frozen=True)
+class Ended:
+    """A tool's result that ends the step: the outcome, and the answer the model reads. (A tool's
+    other results are an answer, a string, or a refusal of a known kind, a ToolError.)"""
+
+    outcome: StepOutcome
+    answer: str
+
+__all__ = ["Ended", "GaveUp", "OverBudget", "Proposed", "StepKind", "StepOutcome", "Stuck", "Unavailable"]

@@ -23,13 +23,13 @@ import llm
 from llm.parts import Message, TextPart, ToolCallPart, ToolResultPart
 
 from git_retcon import diff
-from git_retcon.model.guards import matches
+from git_retcon.model.context import TOOL_NAMES
 from git_retcon.model.prompt import StepPrompt, read_step
 from git_retcon.model.protocol import read_result, written
 from git_retcon.model.textcalls import read_calls
-from git_retcon.model.tools import TOOL_NAMES
+from git_retcon.state.spec import paths_match
 
-__all__ = ["PathsModel", "candidates", "defining_first", "matches", "next_call", "tool_exchanges", "user_text"]
+__all__ = ["PathsModel", "candidates", "defining_first", "next_call", "tool_exchanges", "user_text"]
 
 GLOB_CHARS = re.compile(r"[*?\[]")
 
@@ -94,7 +94,7 @@ def next_call(prompt: str, done: list[tuple[str, dict[str, Any], str]]) -> tuple
     fields = read_step(prompt)
     if fields.applied and not done:
         # Plain code applied what the spec (or the brief) gives this step: nothing is left to choose.
-        return "create_commit", {"message": fix_message(candidates(fields.brief)) if fields.step == "fix"
+        return "create_commit", {"message": candidates_message(candidates(fields.brief)) if fields.step == "fix"
                                  else fields.summary or "changes"}
     if fields.step == "fix":
         return fix_call(fields, done)
@@ -119,7 +119,7 @@ def next_call(prompt: str, done: list[tuple[str, dict[str, Any], str]]) -> tuple
         ids = list(assigned)
         for _, _, out in reads:
             for h in diff.read_hunks(out):
-                if matches(h.path, patterns) and h.id not in ids:
+                if paths_match(h.path, patterns) and h.id not in ids:
                     ids.append(h.id)
         if not ids:
             return "stuck", {"summary": f"no remaining hunk matches this commit's paths {patterns}: nothing is "
@@ -160,10 +160,10 @@ def fix_call(fields: StepPrompt, done: list[tuple[str, dict[str, Any], str]]) ->
     if applied[-1][1].startswith("Error"):
         return "stuck", {"summary": f"retcon-paths could not apply the rework brief's candidate hunks "
                          f"({applied[-1][1].splitlines()[0][:300]}). Rework brief:\n" + brief}
-    return "create_commit", {"message": fix_message(chosen)}
+    return "create_commit", {"message": candidates_message(chosen)}
 
 
-def fix_message(taken: list[tuple[str, str, str]]) -> str:
+def candidates_message(taken: list[tuple[str, str, str]]) -> str:
     """What the WIP commit took, from the brief's reasons (the note keeps the whole brief)."""
     paths = list(dict.fromkeys(path for _, path, _ in taken))
     names = list(dict.fromkeys(n for _, _, reason in taken for n in re.findall(r"defines `([^`]+)`", reason)))

@@ -29,16 +29,16 @@ from typing import Any
 import llm
 from llm.models import ToolDef
 
-from git_retcon.model import protocol
+from git_retcon.model import protocol, take
 from git_retcon.model.args import shallow
 from git_retcon.model.logs import ExchangeLog
 from git_retcon.model.outcome import GaveUp, OverBudget, StepOutcome, Stuck
 from git_retcon.model.protocol import ToolsMode
 from git_retcon.model.retry import ModelUnavailable as ModelUnavailable  # what the loop catches
 from git_retcon.model.retry import Retry
+from git_retcon.model.session import Session
 from git_retcon.model.textcalls import WrittenCall, read_calls
 from git_retcon.model.tooldefs import Halt, tool_defs
-from git_retcon.model.tools import Session
 from git_retcon.model.usage import cached_tokens
 from git_retcon.model.window import CHARS_PER_TOKEN, Window
 
@@ -77,7 +77,7 @@ def run_step(model: llm.Model, system: str, prompt: str, steer: str, session: Se
     talk = _Conversation(model, system, prompt, steer, session, chain_limit, result, over_budget, log, mode,
                          window)
     try:
-        return retry.call(talk.run, restart=session.restart)
+        return retry.call(talk.run, restart=lambda: take.restart(session))
     finally:
         result.retries = retry.retries
         result.seconds = time.monotonic() - started
@@ -129,7 +129,7 @@ class _Conversation:
         text = self.prompt
         while True:
             if result.calls >= self.chain_limit and session.outcome is None:
-                session.outcome = _unfinished(result.calls, last_words)
+                session.end(_unfinished(result.calls, last_words))
             if session.outcome is not None:
                 result.outcome = session.outcome
                 return result
@@ -143,7 +143,7 @@ class _Conversation:
                     # The tool call that ended the step ran while this response was being
                     # set up; it has not been sent yet, so no tokens are spent.
                     if session.outcome is None and spent:
-                        session.outcome = OverBudget()
+                        session.end(OverBudget())
                     if session.outcome is not None:
                         break
                     last = response
@@ -170,7 +170,7 @@ class _Conversation:
                     if result.calls >= self.chain_limit:
                         break
                 if session.outcome is None and spent:
-                    session.outcome = OverBudget()
+                    session.end(OverBudget())
             except Halt as exc:
                 raise exc.error from None   # git-retcon's own failure: the run stops with it
             except RecursionError:
@@ -178,7 +178,7 @@ class _Conversation:
                 # the conversation lost it: it starts again from the prompt and what the step did.
                 session.steering.turn_failed("your reply", "its tool call was nested too deeply to read", "type")
                 if session.steering.budget_left() <= 0 and session.outcome is None:
-                    session.outcome = GaveUp("the model's replies could not be read (nested too deeply)")
+                    session.end(GaveUp("the model's replies could not be read (nested too deeply)"))
                 if session.outcome is None:
                     conv, text = self._cut_back(
                         conv, "Your last reply could not be read: its tool call nests lists or objects too deeply. "
@@ -186,10 +186,10 @@ class _Conversation:
                         "end this step as stuck.)", why="")
                     continue
             except ValueError as exc:
-                if "Chain limit" not in str(exc):
+                if not _chain_limit(exc):
                     raise
                 if session.outcome is None:
-                    session.outcome = _unfinished(self.chain_limit, last_words)
+                    session.end(_unfinished(self.chain_limit, last_words))
             if session.outcome is not None:
                 result.outcome = session.outcome
                 return result
@@ -253,7 +253,7 @@ class _Conversation:
             budget.turn_failed("your turn", "ended without create_commit or stuck", "turn")
             text = self.steer + protocol.no_call(self.mode) + ("\n\n" + diagnosis if diagnosis else "") \
                 + f"\n({budget.budget_left()} more turns or failed calls end this step as stuck.)"
-        budget.said.append(text)     # what a stuck summary must not merely echo
+        self.session.ledger.said.append(text)     # what a stuck summary must not merely echo
         return text
 
     # -- the context window ------------------------------------------------------------
@@ -264,7 +264,7 @@ class _Conversation:
         if self.window is None:
             return False
         held = (usage.input or 0) + (usage.output or 0) if usage.input else self._estimate()
-        reserve = sum(self.session.read_budget if c.name in READS else SHORT_ANSWER for c in response.tool_calls())
+        reserve = sum(self.session.ctx.read_budget if c.name in READS else SHORT_ANSWER for c in response.tool_calls())
         return self.window.full(held, reserve)
 
     def _too_long(self, text: str) -> bool:
@@ -301,3 +301,9 @@ def _unfinished(calls: int, last_words: str) -> GaveUp:
     """The stuck of a step whose model spent its responses without ending it."""
     return GaveUp(f"the model used {calls} responses without finishing the step"
                  + (f"; its last words: {last_words[:500]}" if last_words else ""))
+
+
+def _chain_limit(exc: ValueError) -> bool:
+    """Whether llm ended the chain at its chain_limit: llm 0.36 says so only in words, in a plain
+    ValueError (`Chain limit of N exceeded.`); llm's words, not an answer of ours."""
+    return str(exc).startswith("Chain limit of ")

@@ -1,4 +1,4 @@
-"""A step's Session as llm tools: its ten methods, named as the prompts name them, with their
+"""A step's tools (model/tools.Tools) as llm tools: its ten methods, named as the prompts name them, with their
 arguments checked and coerced as models send them (model/args.py), and git-retcon's own
 failures inside a tool (Halt) kept apart from the model's mistakes.
 """
@@ -11,12 +11,14 @@ import llm
 
 from git_retcon.errors import RetconError, machine_error
 from git_retcon.model.args import bind
-from git_retcon.model.tools import TOOL_NAMES, Session
+from git_retcon.model.session import Session
+from git_retcon.model.tools import TOOL_NAMES, Tools
 
 
 def tool_defs(session: Session) -> list[llm.Tool]:
     """The llm Tool objects, named exactly as documented (a model's prompts name them)."""
-    fns: list[Callable[..., object]] = [getattr(session, name) for name in TOOL_NAMES]
+    tools = Tools(session)
+    fns: list[Callable[..., object]] = [getattr(tools, name) for name in TOOL_NAMES]
     out: list[llm.Tool] = []
     for fn in fns:
         # Building the JSON schema from the signature is slow: do it once per process.

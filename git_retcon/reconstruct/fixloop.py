@@ -81,14 +81,14 @@ def _fix_step(w: Work, journal: Journal, diag: rework.Diagnosis, attempt: int) -
         paths = list(dict.fromkeys(c.hunk.path for c in candidates))
         ui.line(f"Blame: {plural(len(candidates), 'candidate hunk')} in the remaining diff "
                 f"({', '.join(paths[:3])}{'...' if len(paths) > 3 else ''})")
-    session = steps.session(w, "fix", tip, diag.brief, candidates)
-    values = steps.prompt_values(w, session)
+    start = steps.session(w, "fix", tip, diag.brief, candidates)
+    values = steps.prompt_values(w, start)
     # The candidates' ids as read_diff showed them when the step began, before the candidates were
     # applied for the model (the note keeps them whole).
-    shown = session.start_names
+    shown = start.session.start_names
     values.update(attempt=str(attempt), brief=diff.shorten(diag.brief.text, shown))
-    ui.line(steps.fixing_line(session))
-    res = steps.step(w, journal, "fix.md", values, session)
+    ui.line(steps.fixing_line(start))
+    res = steps.step(w, journal, "fix.md", values, start)
     if not isinstance(res.outcome, Proposed):
         return res.outcome
     ui.line(f"Creating WIP commit... {res.outcome.message}")

@@ -13,28 +13,31 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from git_retcon import diff
 from git_retcon.diff.sums import Sums
 from git_retcon.git.ids import CommitId, tree_of
 from git_retcon.git.plumbing import get_commit
-from git_retcon.model import guards
+from git_retcon.model import commit, guards, take
 from git_retcon.model.args import ToolError
 from git_retcon.model.choose import BUILTIN, tools_mode
-from git_retcon.model.outcome import GaveUp, OverBudget, Proposed, StepKind, Stuck, Unavailable
-from git_retcon.model.paths import defining_first, fix_message
+from git_retcon.model.context import READ_BUDGET, StepContext
+from git_retcon.model.outcome import GaveUp, OverBudget, Proposed, StepKind, StepOutcome, Stuck, Unavailable
+from git_retcon.model.paths import candidates_message, defining_first
 from git_retcon.model.prompt import template
 from git_retcon.model.retry import retry_reporter
+from git_retcon.model.session import Session
 from git_retcon.model.step import ModelUnavailable, StepResult, run_step
-from git_retcon.model.tools import READ_BUDGET, Session, command_answer
+from git_retcon.model.tools import command_answer
 from git_retcon.model.window import Window, window
 from git_retcon.reconstruct import judge
 from git_retcon.reconstruct.journal import Journal
 from git_retcon.reconstruct.work import Work
 from git_retcon.state import notes
 from git_retcon.state import spec as specmod
+from git_retcon.state.spec import paths_match
 from git_retcon.ui import plural
 
 if TYPE_CHECKING:
@@ -51,14 +54,34 @@ WHOLE_DIFF_LEAD = "The whole remaining diff, as read_diff() shows it (no need to
 PREPARED_LEAD = "(not shown: read_diff() lists it, if something named above is missing)"
 
 
+@dataclass(frozen=True)
+class StepStart:
+    """A step as plain code opened it: its tools' session, with what the spec (or a fix's brief)
+    decides already applied; for a fix, the commands' result on those candidates, and the message
+    plain code commits them with when they pass."""
+
+    session: Session
+    checked: Result | None = None
+    message: str = ""
+
+    @property
+    def step(self) -> StepKind:
+        return self.session.ctx.step
+
+
 def session(w: Work, step: StepKind, parent: CommitId, brief: Brief | None = None,
-            candidates: list[Candidate] | None = None) -> Session:
+            candidates: list[Candidate] | None = None) -> StepStart:
     """The tools' state for one step, whose work goes on parent; what the spec (or a fix's rework
     brief) already decides is applied before the model is asked."""
     if w.run.remaining is None:
         w.run.remaining = diff.RemainingDiff(w.run.repo, w.br.source_tree)
     fix = step == "fix"
-    s = Session(
+    rest = takes_the_rest(w, step)
+    prepared: tuple[str, ...] = ()
+    if not rest:
+        now = w.run.remaining.at(w.wt.tree())
+        prepared = tuple(_decided(w, now, candidates) if fix else _decided(w, now))
+    ctx = StepContext(
         wt=w.wt, source_tree=w.br.source_tree, parent=parent, commands=w.commands, remaining_diff=w.run.remaining,
         step=step,
         # create_commit("") in a fix makes `WIP: <the failure's one-line summary>`
@@ -66,19 +89,20 @@ def session(w: Work, step: StepKind, parent: CommitId, brief: Brief | None = Non
         base_tree=tree_of(get_commit(w.run.repo, w.br.base)),
         fixup_of=w.commit.summary if fix and (w.run.opts.fixup or w.spec.wip == "fixup") else None,
         read_budget=model_window(w).share(0.35, READ_BUDGET, FIXED_CHARS),
-        rules=None if takes_the_rest(w, step) else rules(w),
+        rules=None if rest else rules(w),
+        prepared=prepared,
     )
-    if not takes_the_rest(w, step):
-        start = s.remaining()
-        s.prepared = _decided(w, start, candidates) if fix else _decided(w, start)
-    s.begin()
-    if fix and s.taken:
-        s.checked = _check_candidates(w)
-        if candidates_pass(s):   # committed by plain code, named for what they take
-            applied = s.prepared_ids()
-            s.default_message = fix_message([(c.hunk.id, c.hunk.path, c.reason)
-                                             for c in candidates or [] if c.hunk.id in applied])
-    return s
+    s = Session(ctx)
+    take.begin(s)
+    if not (fix and s.sel.taken):
+        return StepStart(s)
+    checked = _check_candidates(w)
+    message = ""
+    if checked is not None and checked.passed:   # committed by plain code, named for what they take
+        applied = s.prepared_ids()
+        message = candidates_message([(c.hunk.id, c.hunk.path, c.reason)
+                                      for c in candidates or [] if c.hunk.id in applied])
+    return StepStart(s, checked, message)
 
 
 def _check_candidates(w: Work) -> Result | None:
@@ -122,7 +146,7 @@ def _decided(w: Work, remaining: list[diff.Hunk], candidates: list[Candidate] | 
     c = w.commit
     ids = [hid for hid in c.hunks if hid in live]
     if c.paths:
-        ids += [h.id for h in remaining if guards.matches(h.path, c.paths)]
+        ids += [h.id for h in remaining if paths_match(h.path, c.paths)]
     return list(dict.fromkeys(ids))
 
 
@@ -138,23 +162,24 @@ def model_window(w: Work) -> Window:
     return run.window[1]
 
 
-def applied_text(s: Session, step: StepKind) -> str:
+def applied_text(st: StepStart) -> str:
     """What the prompt says of the hunks plain code applied (or could not apply) before the model."""
-    if not s.prepared:
+    s, step = st.session, st.step
+    if not s.ctx.prepared:
         return ""
-    if s.opening.startswith("Error"):
+    if s.opening_failed:
         what = "the rework brief's candidate hunks" if step == "fix" else "the hunks the spec gives this commit"
         return (f"\ngit-retcon could not apply {what} for you ({s.opening[len('Error: '):][:400]}): the worktree is "
                 "the previous commit; take what belongs here yourself.\n")
     # By id: a file's other hunks, not applied, are not listed (a hunk taken in part is, by its whole id).
-    ids = {entry.split(":")[0] for entries in s.taken.values() for entry in entries}
-    taken = [h for h in s.start if h.id in s.applied or h.id in ids]
+    ids = s.sel.ids()
+    taken = [h for h in s.start if h.id in ids]
     lines = "\n".join(f"  {s.start_names.get(h.id, h.id)} {h.path} {h.kind} +{h.added_lines} -{h.removed_lines}"
                       for h in taken[:60]) + (f"\n  ... and {len(taken) - 60} more" if len(taken) > 60 else "")
     if step == "fix":
         why = "the rework brief's candidate hunks"
         # Candidates that pass are committed by plain code: a model only sees those that do not.
-        verdict = command_answer(s.checked).splitlines()[0] if s.checked is not None else ""
+        verdict = command_answer(st.checked).splitlines()[0] if st.checked is not None else ""
         advice = (f"With them applied, it still fails ({verdict or 'not run'}; run_tests() shows the output). "
                   "Take or write what else is missing, then call create_commit().")
     else:
@@ -166,8 +191,8 @@ def applied_text(s: Session, step: StepKind) -> str:
     return template("applied.md").substitute(why=why, lines=lines, advice=advice)
 
 
-def prompt_values(w: Work, s: Session) -> dict[str, str]:
-    c = w.commit
+def prompt_values(w: Work, st: StepStart) -> dict[str, str]:
+    c, s = w.commit, st.session
     with w.run.ui.waiting("Computing diff"):
         remaining = s.remaining()
     # The run's diff keeps its counts up to date: a step does not count every hunk again.
@@ -180,12 +205,13 @@ def prompt_values(w: Work, s: Session) -> dict[str, str]:
         "paths": json.dumps(c.paths) if c.paths else "(none given)",
         # As the step began: what plain code applied of them is listed under "Applied for you".
         "assigned": diff.assigned_text(c.hunks, s.start or remaining),
-        "applied": applied_text(s, s.step),
+        "applied": applied_text(st),
         "resolution": resolution_text(c),
         "stat": f"{len(remaining)} hunks in {files} files (+{added} -{removed})",
         # The last commit's extraction calls no model: no prompt to render the diff into.
-        "index": "" if takes_the_rest(w, s.step) else _index(
-            remaining, s.step, sums, model_window(w).share(0.35, INDEX_BUDGET, FIXED_CHARS), prepared=bool(s.taken)),
+        "index": "" if takes_the_rest(w, st.step) else _index(
+            remaining, st.step, sums, model_window(w).share(0.35, INDEX_BUDGET, FIXED_CHARS),
+            prepared=bool(s.sel.taken)),
     }
 
 
@@ -221,20 +247,20 @@ def resolution_text(commit: specmod.LogicalCommit) -> str:
     return text
 
 
-def step(w: Work, journal: Journal, prompt_file: str, values: dict[str, str], s: Session) -> StepResult:
+def step(w: Work, journal: Journal, prompt_file: str, values: dict[str, str], st: StepStart) -> StepResult:
     """Run one step with the prompt template prompt_file: what it made, or why it stopped."""
-    if spent_all(w) and not _by_plain_code(w, s):
+    if spent_all(w) and not _by_plain_code(w, st):
         return StepResult(OverBudget())
     try:
-        return attempt(w, journal, prompt_file, values, s)
+        return attempt(w, journal, prompt_file, values, st)
     except ModelUnavailable as exc:
         return StepResult(Unavailable(f"{exc}. The state is saved."))
 
 
-def attempt(w: Work, journal: Journal, prompt_file: str, values: dict[str, str], s: Session) -> StepResult:
+def attempt(w: Work, journal: Journal, prompt_file: str, values: dict[str, str], st: StepStart) -> StepResult:
     """The step's conversation, its cost counted (and noted on the spec chain when it made no
     commit: a commit's note holds it otherwise). ModelUnavailable when the backend gave up."""
-    res = _call(w, prompt_file, values, s)
+    res = _call(w, prompt_file, values, st)
     _account(w, res)
     if not isinstance(res.outcome, Proposed):
         journal.spent(w, res, "stuck" if isinstance(res.outcome, Stuck) else "budget")
@@ -258,44 +284,43 @@ def extracting_line(w: Work) -> str:
             if takes_the_rest(w, "extract") else "Extracting relevant changes...")
 
 
-def _by_plain_code(w: Work, s: Session) -> bool:
+def _by_plain_code(w: Work, st: StepStart) -> bool:
     """A step plain code takes, with no model call: the last commit's rest, or candidates that pass."""
-    return takes_the_rest(w, s.step) or candidates_pass(s)
+    return takes_the_rest(w, st.step) or candidates_pass(st)
 
 
-def candidates_pass(s: Session) -> bool:
+def candidates_pass(st: StepStart) -> bool:
     """A fix whose candidate hunks, applied by plain code, build and pass the tests: nothing is
     left to judge, and no model is called (the 1.5B model, told so, still did not commit them)."""
-    return s.step == "fix" and s.checked is not None and s.checked.passed
+    return st.step == "fix" and st.checked is not None and st.checked.passed
 
 
-def fixing_line(s: Session) -> str:
+def fixing_line(st: StepStart) -> str:
     return ("The candidate hunks pass: committing them as the fix (no model needed)..."
-            if candidates_pass(s) else "Consulting diff for missing pieces...")
+            if candidates_pass(st) else "Consulting diff for missing pieces...")
 
 
-def _plain(s: Session, what: str, items: list[str]) -> StepResult:
+def _plain(s: Session, what: str, items: list[str], message: str = "", guarded: bool = True) -> StepResult:
     """A step in plain code, through the same tools a model calls: items applied, then create_commit
-    with the default message (the spec's, or the fix's WIP line)."""
+    with message (empty: the spec's, or the fix's WIP line)."""
     start = time.monotonic()
+    outcome: StepOutcome
     try:
         if items:
-            s.apply_hunks(items)
-        s.create_commit("")
+            take.apply(s, items)
+        outcome = commit.propose(s, message, guarded=guarded).outcome
     except ToolError as exc:   # kept for a human: what stopped plain code stops a model too
-        if s.outcome is None:
-            s.outcome = Stuck(f"{what} failed: {exc}")
-    assert s.outcome is not None
-    return StepResult(s.outcome, seconds=time.monotonic() - start)
+        outcome = Stuck(f"{what} failed: {exc}")
+    return StepResult(outcome, seconds=time.monotonic() - start)
 
 
-def _call(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> StepResult:
-    run = w.run
+def _call(w: Work, prompt_file: str, values: dict[str, str], st: StepStart) -> StepResult:
+    run, s = w.run, st.session
     # Never the last commit with nothing left: the loop completes such a commit empty (reconstruct/empty.py).
-    if takes_the_rest(w, s.step):
+    if takes_the_rest(w, st.step):
         return _plain(s, "taking every remaining change", ["."])
-    if candidates_pass(s):
-        return _plain(s, "committing the candidate hunks", [])
+    if candidates_pass(st):
+        return _plain(s, "committing the candidate hunks", [], st.message)
     # Every wait on the model shows its elapsed time, and the retry under way, on the live line.
     with run.ui.waiting(f"Waiting for {w.model.model_id}") as tail:
         res = run_step(w.model, template("system.md").template, template(prompt_file).substitute(values),
@@ -315,7 +340,7 @@ def _call(w: Work, prompt_file: str, values: dict[str, str], s: Session) -> Step
 def spec_decides(s: Session) -> bool:
     """An extraction whose changes plain code took from the spec (the commit's paths, its planned
     hunks) before the model was asked."""
-    return s.step == "extract" and bool(s.prepared) and not s.opening.startswith("Error")
+    return s.ctx.step == "extract" and bool(s.ctx.prepared) and not s.opening_failed
 
 
 def _instead(w: Work, s: Session, res: StepResult) -> StepResult:
@@ -326,9 +351,9 @@ def _instead(w: Work, s: Session, res: StepResult) -> StepResult:
     why = res.outcome.summary if isinstance(res.outcome, Stuck) else ""
     w.run.ui.line(f"The model ended without a judgement ({(why.splitlines() or [''])[0][:120]}): "
                   "committing the hunks the spec gives this commit (no model needed)...")
-    s.restart()
-    s.rules = None   # the spec's own hunks: nothing for the guards to name back
-    plain = _plain(s, "committing the hunks the spec gives this commit", [])
+    take.restart(s)
+    # The spec's own hunks: nothing for the guards to name back.
+    plain = _plain(s, "committing the hunks the spec gives this commit", [], guarded=False)
     outcome = plain.outcome
     if isinstance(outcome, Proposed):
         outcome = replace(outcome, instead=f"the model ended without a judgement ({why[:300]}): the hunks the "

@@ -25,7 +25,7 @@ SHOWN = 12          # hunks named per problem
 class Later:
     """A later logical commit that the plan gave hunks to."""
 
-    k: int            # 1-based
+    number: int       # as people count commits (1-based)
     summary: str
 
 
@@ -34,7 +34,7 @@ class SpecRules:
     """What the spec says about one extraction: the commit's paths and planned hunks, the hunks
     planned for later commits, and whether it is the last (which takes everything)."""
 
-    k: int = 0                                          # 1-based
+    number: int = 0                                     # this commit, as people count (1-based)
     n: int = 0
     paths: list[str] = field(default_factory=list)
     mine: set[str] = field(default_factory=set)          # hunk ids planned for this commit
@@ -45,7 +45,7 @@ class SpecRules:
 
     @property
     def is_last(self) -> bool:
-        return self.k == self.n
+        return self.number == self.n
 
 
 _NOT = re.compile(r"\b(?:not|no|nor|without|except|but)\s+(?:the\s+|in\s+|for\s+)?[`'\"]?$", re.I)
@@ -121,7 +121,7 @@ def problems(rules: SpecRules, start: list[Hunk], left: list[Hunk], names: dict[
         if (by := claimant(rules, h, paths, by_place)) is not None:
             hunks, ks = claimed.setdefault(by[1], ([], set()))
             hunks.append(h)
-            ks.add(by[0].k)
+            ks.add(by[0].number)
     for what, (hunks, ks) in claimed.items():
         whose = ", ".join(f"commit {k}" for k in sorted(ks))
         found.append(f"{len(hunks)} hunk{'s' if len(hunks) != 1 else ''} {what} ({whose}): {_named(hunks, names)}")
@@ -134,7 +134,7 @@ def problems(rules: SpecRules, start: list[Hunk], left: list[Hunk], names: dict[
                          f"{rules.paths}: {_named(outside, names)}")
             back += outside
     if not left and not rules.is_last and rules.n and not (fix and all(h.id in prepared for h in taken)):
-        found.append(f"every remaining change ({len(taken)} hunks), though this is commit {rules.k} of {rules.n}: "
+        found.append(f"every remaining change ({len(taken)} hunks), though this is commit {rules.number} of {rules.n}: "
                      "the commits after it would have nothing left")
         if not back:
             back = taken

@@ -93,7 +93,7 @@ class Ahead:
         if job.error is not None:
             raise job.error
         ui = w.run.ui
-        ui.line(f"Commit {w.k + 1}/{w.n}, built and tested in the pool:")
+        ui.line(f"Commit {w.number}/{w.n}, built and tested in the pool:")
         for r in job.results:
             ui.start(_LABELS[r.kind] if r.setup is None else f"Setup `{r.command}` ({r.setup})")
             ui.finish(r.passed, verdict(r) + ("" if r.cached else f" ({r.seconds:.1f}s)"))
@@ -170,7 +170,7 @@ class Ahead:
     # -- the work done ahead ---------------------------------------------------
 
     def _may_go_ahead(self, w: Work) -> bool:
-        k = w.k + 1 + len(self.held)
+        k = w.number + len(self.held)
         if self.aside or len(self.held) >= self.size or k >= w.n:
             return False
         if self.held and (self.held[-1].made is None or self.held[-1].stuck is not None):
@@ -186,11 +186,11 @@ class Ahead:
     def _go_ahead(self, w: Work, journal: Journal, tip: CommitId) -> None:
         """The model extracts the next logical commit on the last one made; held, not recorded."""
         parent = self.held[-1].made.sha if self.held and self.held[-1].made else tip
-        ahead = Work(w.run, w.stored, w.br, w.wt, w.commands, w.model, w.k + 1 + len(self.held))
+        ahead = Work(w.run, w.stored, w.br, w.wt, w.commands, w.model, w.number + len(self.held))
         held = Held(ahead.k, parent)
         self.held.append(held)
-        w.run.ui.heading(f"Commit {ahead.k + 1}/{ahead.n}: {ahead.commit.summary} "
-                         f"(ahead, while commit {w.k + 1} is built and tested)")
+        w.run.ui.heading(f"Commit {ahead.number}/{ahead.n}: {ahead.commit.summary} "
+                         f"(ahead, while commit {w.number} is built and tested)")
         w.wt.reset(parent)
         session = steps.session(ahead, "extract", parent)
         values = steps.prompt_values(ahead, session)

@@ -196,7 +196,7 @@ class Journal:
                           signature(w.wt.path, "AUTHOR"), signature(w.wt.path, "COMMITTER"))
         w.wt.move_head(sha)
         failpoint("after-commit-object")
-        note = notes.new_commit(w.run.name, w.k + 1, "wip" if c.created else "initial", len(c.created) + 1)
+        note = notes.new_commit(w.run.name, w.number, "wip" if c.created else "initial", len(c.created) + 1)
         if brief is not None:
             note["diagnosis"] = brief.text
             note["rework"] = brief.record
@@ -228,7 +228,7 @@ class Journal:
         failpoint("after-branch-ref")
         w.wt.move_head(made.sha)
         w.commit.history.append(specmod.CommitCreated(made.sha))
-        self._unsaved.append(f"commit {w.k + 1}: created {short(made.sha)}")
+        self._unsaved.append(f"commit {w.number}: created {short(made.sha)}")
         failpoint("after-spec-entry")
         self.run.ui.line(f"Creating commit... {short(made.sha)}")
 
@@ -249,13 +249,13 @@ class Journal:
     def complete(self, w: Work) -> None:
         """Logical commit k built and passed at the branch tip: it is complete."""
         w.commit.history.append(specmod.Complete())
-        self._save(f"commit {w.k + 1} complete")
+        self._save(f"commit {w.number} complete")
         failpoint("after-complete")   # its verdicts are held for the next notes write
 
     def complete_empty(self, w: Work, why: str) -> None:
         """Logical commit k has nothing left to take: complete, with no commit of its own."""
         w.commit.history.append(specmod.Complete())
-        self._save(f"commit {w.k + 1} complete, with nothing left for it")
+        self._save(f"commit {w.number} complete, with nothing left for it")
         self.run.ui.line(f"Nothing left for it: {why}.")
         self.run.ui.good("✓ Complete with no commit of its own (git retcon spec edit merges or drops it)")
 
@@ -263,7 +263,7 @@ class Journal:
         """Logical commit k stops short: a stuck one is recorded for a human's `resolve`."""
         if isinstance(stop, Stuck):
             w.commit.history.append(stop)
-            self._save(f"commit {w.k + 1} stuck")
+            self._save(f"commit {w.number} stuck")
             self.run.ui.bad("✗ Stuck - stopping")
         else:
             self.run.ui.bad("✗ Token budget reached - stopping")
@@ -276,7 +276,7 @@ class Journal:
         spec chain, so nothing spent goes unaccounted."""
         if step.calls:
             notes.add_spent(self.run.store, self.stored.commit, {
-                "index": w.k + 1, "why": why, "input": step.input_tokens, "output": step.output_tokens,
+                "index": w.number, "why": why, "input": step.input_tokens, "output": step.output_tokens,
                 "calls": step.calls, "seconds": round(step.seconds, 3)})
 
     def set_aside(self, made: Made) -> None:

@@ -169,7 +169,7 @@ def judge(w: Work, journal: Journal, tip: CommitId, tree: TreeId,
             lines = [ln for ln in r.output.splitlines() if not ln.startswith("[the setup command")][-10:]
             raise RetconError(
                 f"{r.what} command `{r.command}` was not found in the worktree (exit 127) at commit "
-                f"{w.k + 1}/{w.n} ({short(tip)}): {not_found(r, w.wt, w.commands, w.run.name)}, then run again"
+                f"{w.number}/{w.n} ({short(tip)}): {not_found(r, w.wt, w.commands, w.run.name)}, then run again"
                 + (". Its output:\n" + "\n".join("  " + ln for ln in lines) if lines else ""))
         if not r.passed:
             return as_failure(r)

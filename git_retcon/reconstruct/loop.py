@@ -129,7 +129,7 @@ def logical_commit(w: Work, journal: Journal, ahead: Ahead | None = None) -> Sto
     """Logical commit k: extract (or take the work done ahead), commit, then build & test until
     it passes (complete) or stops (stuck, or the token budget)."""
     c = w.commit
-    w.run.ui.heading(f"Commit {w.k + 1}/{w.n}: {c.summary}")
+    w.run.ui.heading(f"Commit {w.number}/{w.n}: {c.summary}")
     refuse_stuck(w.run, w.stored, w.k)
     if (resolved := c.resolved()) is not None:
         w.run.ui.line(f"Resolved: {resolved.text}")

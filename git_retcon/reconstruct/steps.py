@@ -122,8 +122,8 @@ def _check_candidates(w: Work) -> Result | None:
 def rules(w: Work) -> guards.SpecRules:
     """What the spec gives commit k and the commits after it, for create_commit's guards."""
     c = w.commit
-    rules = guards.SpecRules(k=w.k + 1, n=w.n, paths=list(c.paths), mine=set(c.hunks), hints=c.hints)
-    for j in range(w.k + 1, w.n):
+    rules = guards.SpecRules(number=w.number, n=w.n, paths=list(c.paths), mine=set(c.hunks), hints=c.hints)
+    for j in range(w.number, w.n):
         nxt = w.spec.commits[j]
         whose = guards.Later(j + 1, nxt.summary)
         for hid in nxt.hunks:
@@ -200,7 +200,7 @@ def prompt_values(w: Work, st: StepStart) -> dict[str, str]:
     files, added, removed = (len(sums.files), sums.added, sums.removed) if sums is not None else diff.stat(remaining)
     w.run.ui.line(f"Computing diff ({plural(added + removed, 'line')})...")
     return {
-        "k": str(w.k + 1), "n": str(w.n), "summary": c.summary,
+        "k": str(w.number), "n": str(w.n), "summary": c.summary,
         "message": c.message, "hints": c.hints.strip() or "(none)",
         "paths": json.dumps(c.paths) if c.paths else "(none given)",
         # As the step began: what plain code applied of them is listed under "Applied for you".
@@ -362,7 +362,7 @@ def _instead(w: Work, s: Session, res: StepResult) -> StepResult:
 
 
 def _account(w: Work, res: StepResult) -> None:
-    w.run.spending.add(w.k + 1, notes.usage(res.input_tokens, res.output_tokens, res.calls, res.cached_tokens))
+    w.run.spending.add(w.number, notes.usage(res.input_tokens, res.output_tokens, res.calls, res.cached_tokens))
     if res.calls:   # a step plain code took (the last commit's) called no model
         cached = f" ({res.cached_tokens} cached)" if res.cached_tokens else ""
         w.run.ui.detail(f"model: {res.calls} calls, {res.input_tokens} tokens in{cached}, {res.output_tokens} out")

@@ -22,12 +22,12 @@ TIMED_OUT = "timed out after"
 def stop_error(w: Work, stop: Stop) -> Stopped:
     """The run's stop at logical commit k, as the error the command exits with."""
     if isinstance(stop, Stuck):
-        return StuckStop(f"commit {w.k + 1}/{w.n} is stuck: {stop.summary}\n"
+        return StuckStop(f"commit {w.number}/{w.n} is stuck: {stop.summary}\n"
                          + way_out(w.run.repo, w.spec, w.model.model_id, stop))
     spending, opts = w.run.spending, w.run.opts
     return BudgetStop(
         f"token budget reached: {spending.tokens} tokens used in this run "
-        f"(--max-tokens {opts.max_tokens}), while on commit {w.k + 1}/{w.n}. Nothing is stuck and "
+        f"(--max-tokens {opts.max_tokens}), while on commit {w.number}/{w.n}. Nothing is stuck and "
         f"everything committed so far is kept. To go on, run again (each run has its own budget):\n"
         f"  {run_command(w.run.repo, w.spec, w.model.model_id)} --max-tokens N"
     )

@@ -91,7 +91,9 @@ class Run:
 
 @dataclass
 class Work:
-    """Logical commit k being reconstructed, with everything its steps need."""
+    """Logical commit k being reconstructed, with everything its steps need. k is the index in
+    the spec's commits (0-based); `number` is the same commit as people count it (1-based), in
+    every message, prompt and note: the one convention for commit numbers."""
 
     run: Run
     stored: Stored
@@ -108,6 +110,10 @@ class Work:
     @property
     def commit(self) -> specmod.LogicalCommit:
         return self.stored.spec.commits[self.k]
+
+    @property
+    def number(self) -> int:
+        return self.k + 1
 
     @property
     def n(self) -> int:

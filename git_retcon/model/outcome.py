@@ -1,5 +1,7 @@
 """What one model step returns. A step writes nothing durable: the loop's journal
 (reconstruct/journal.py) turns a Proposed into a commit, a Stuck into the spec's entry.
+The step's kinds of stuck (its model gave up, its backend is unavailable) are outcomes only:
+the spec persists one kind of entry, in state/spec.py.
 """
 from __future__ import annotations
 
@@ -8,7 +10,6 @@ from typing import Literal
 
 from git_retcon.git.ids import TreeId
 from git_retcon.state import notes
-from git_retcon.state.spec import Stuck
 
 # An extraction takes a logical commit's changes; a fix makes its build and tests pass.
 StepKind = Literal["extract", "fix"]
@@ -25,6 +26,14 @@ class Proposed:
     invented: notes.Invented
     confirmed: list[str] = field(default_factory=list)   # what the guards named, and the model's reason
     instead: str = ""     # why plain code made this commit in the model's place, when it did
+
+
+@dataclass(frozen=True)
+class Stuck:
+    """The step stops for a human: what they must decide or fix. The journal records it as the
+    spec's `{ stuck = ... }` entry (state/spec.Stuck), which a step's outcome is not."""
+
+    summary: str
 
 
 @dataclass(frozen=True)

@@ -262,7 +262,7 @@ class Journal:
     def stop(self, w: Work, stop: Stop) -> Stop:
         """Logical commit k stops short: a stuck one is recorded for a human's `resolve`."""
         if isinstance(stop, Stuck):
-            w.commit.history.append(stop)
+            w.commit.history.append(specmod.Stuck(stop.summary))
             self._save(f"commit {w.number} stuck")
             self.run.ui.bad("✗ Stuck - stopping")
         else:

@@ -23,7 +23,7 @@ from git_retcon.errors import RetconError
 from git_retcon.git.ids import CommitId, tree_of
 from git_retcon.git.ownership import refuse_checked_out
 from git_retcon.git.plumbing import get_commit, ref_target
-from git_retcon.model.outcome import Proposed
+from git_retcon.model.outcome import Proposed, Stuck
 from git_retcon.reconstruct import absorb, fixloop, report, steps
 from git_retcon.reconstruct.ahead import Ahead
 from git_retcon.reconstruct.branch import Branches, recorded, refuse_taken
@@ -116,7 +116,7 @@ def _locked(run: Run, br: Branches, model: llm.Model | None) -> None:
         report.tokens(run)
         raise
     journal.close(model.model_id, "complete" if stop is None else
-                  "stuck" if isinstance(stop, specmod.Stuck) else "budget")
+                  "stuck" if isinstance(stop, Stuck) else "budget")
     if stop is not None:
         report.tokens(run)
         raise stop_error(w, stop)
@@ -146,7 +146,7 @@ def logical_commit(w: Work, journal: Journal, ahead: Ahead | None = None) -> Sto
         failure = test_tip(w, journal) if ahead is None else ahead.test_tip(w, journal)
         if failure is None:
             break
-        if isinstance(failure, specmod.Stuck):
+        if isinstance(failure, Stuck):
             return journal.stop(w, failure)
         made = fixloop.fix(w, journal, failure, escalation, round_)
         if not isinstance(made, Made):

@@ -23,7 +23,8 @@ def stop_error(w: Work, stop: Stop) -> Stopped:
     """The run's stop at logical commit k, as the error the command exits with."""
     if isinstance(stop, Stuck):
         return StuckStop(f"commit {w.number}/{w.n} is stuck: {stop.summary}\n"
-                         + way_out(w.run.repo, w.spec, w.model.model_id, stop))
+                         + way_out(w.run.repo, w.spec, w.model.model_id, stop.summary,
+                                   unavailable=isinstance(stop, Unavailable)))
     spending, opts = w.run.spending, w.run.opts
     return BudgetStop(
         f"token budget reached: {spending.tokens} tokens used in this run "
@@ -42,7 +43,7 @@ def refuse_stuck(run: Run, stored: Stored, k: int) -> None:
     run.ui.line(f"Resuming from commit {k + 1}/{len(spec.commits)}: {c.summary}")
     model = run.opts.model or notes.last_run_model(run.store, stored.commit)
     raise StuckStop(f"commit {k + 1}/{len(spec.commits)} is stuck: {stuck.summary}\n"
-                    + way_out(run.repo, spec, model, stuck))
+                    + way_out(run.repo, spec, model, stuck.summary))
 
 
 def run_command(repo: pygit2.Repository, spec: specmod.Spec, model: str | None) -> str:
@@ -55,15 +56,17 @@ def run_command(repo: pygit2.Repository, spec: specmod.Spec, model: str | None) 
     return again
 
 
-def way_out(repo: pygit2.Repository, spec: specmod.Spec, model: str | None, stuck: Stuck) -> str:
-    """What a human does about this stuck commit: the commands, in order."""
+def way_out(repo: pygit2.Repository, spec: specmod.Spec, model: str | None, summary: str,
+            unavailable: bool = False) -> str:
+    """What a human does about this stuck commit: the commands, in order. unavailable: the
+    model's backend gave up (nothing to fix, only to try again)."""
     name = spec.cleaned
     again = run_command(repo, spec, model)
     resolve = f"git retcon resolve -m \"what you changed\" {name}"
-    if isinstance(stuck, Unavailable):
+    if unavailable:
         return (f"Nothing of this step was recorded. When the model's backend answers again, record it and run again:\n"
                 f"  git retcon resolve -m \"retry\" {name}\n  {again}")
-    if TIMED_OUT in stuck.summary:
+    if TIMED_OUT in summary:
         return (f"Fix the command, or raise `timeout` (git retcon spec edit {name}), then record it and run again:\n"
                 f"  {resolve}\n  {again}")
     return (f"When you have fixed it (a fix committed on '{name}', say), record what you did and run again:\n"

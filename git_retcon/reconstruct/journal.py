@@ -160,28 +160,6 @@ class Journal:
                                                   and full_sha(run.repo, e.sha) in drop)]
         run.store.update(self.stored, f"commit {k + 1}: forget {len(gone)} commit(s) dropped by hand")
 
-    def note_tip_verdicts(self, tip: CommitId) -> None:
-        """A run killed after a commit's verdicts and before the next notes write left them only in
-        the tree's records (and the spec): copy them into the commit's note. Only the branch tip can
-        be so, since every notes write carries the verdicts held before it."""
-        run, spec = self.run, self.stored.spec
-        note = notes.read_commit(run.store, tip)
-        if note is None or note.get("spec") != run.name:
-            return
-        tree = tree_of(get_commit(run.repo, tip))
-        found = False
-        for kind in notes.COMMAND_KINDS:
-            command = getattr(spec, kind)
-            rec = notes.command_record(run.store, tree, command) if command and kind not in note else None
-            if rec is not None and rec.get("result") in ("pass", "fail"):
-                note[kind] = rec["result"]
-                found = True
-        if found:
-            for kind in notes.COMMAND_KINDS:
-                if not getattr(spec, kind):
-                    note.setdefault(kind, "skipped")
-            notes.write_commit(run.store, tip, note)
-
     # -- one created commit --------------------------------------------------------------
 
     def make(self, w: Work, step: StepResult, parent: CommitId, brief: Brief | None = None) -> Made:
@@ -229,7 +207,7 @@ class Journal:
         w.wt.move_head(made.sha)
         w.commit.history.append(specmod.CommitCreated(made.sha))
         self._unsaved.append(f"commit {w.number}: created {short(made.sha)}")
-        failpoint("after-spec-entry")
+        failpoint("spec-entry-held")   # appended in memory; saved with its verdict, later
         self.run.ui.line(f"Creating commit... {short(made.sha)}")
 
     def verdicts(self, w: Work, tip: CommitId, results: list[Result]) -> None:
@@ -311,6 +289,29 @@ class Journal:
         parts = [*self._unsaved, message] if message else list(self._unsaved)
         self.run.store.update(self.stored, "; ".join(parts))
         self._unsaved.clear()
+
+
+def note_tip_verdicts(run: Run, stored: Stored, tip: CommitId) -> None:
+    """A run killed after a commit's verdicts and before the next notes write left them only in
+    the tree's records (and the spec): copy them into the commit's note. Only the branch tip can
+    be so, since every notes write carries the verdicts held before it."""
+    spec = stored.spec
+    note = notes.read_commit(run.store, tip)
+    if note is None or note.get("spec") != run.name:
+        return
+    tree = tree_of(get_commit(run.repo, tip))
+    found = False
+    for kind in notes.COMMAND_KINDS:
+        command = getattr(spec, kind)
+        rec = notes.command_record(run.store, tree, command) if command and kind not in note else None
+        if rec is not None and rec.get("result") in ("pass", "fail"):
+            note[kind] = rec["result"]
+            found = True
+    if found:
+        for kind in notes.COMMAND_KINDS:
+            if not getattr(spec, kind):
+                note.setdefault(kind, "skipped")
+        notes.write_commit(run.store, tip, note)
 
 
 def _fill_spent(note: notes.CommitNote, step: StepResult) -> None:

@@ -28,7 +28,7 @@ from git_retcon.reconstruct import absorb, fixloop, report, steps
 from git_retcon.reconstruct.ahead import Ahead
 from git_retcon.reconstruct.branch import Branches, recorded, refuse_taken
 from git_retcon.reconstruct.empty import nothing_left, refuse_unmatched
-from git_retcon.reconstruct.journal import Journal, Made, Stop
+from git_retcon.reconstruct.journal import Journal, Made, Stop, note_tip_verdicts
 from git_retcon.reconstruct.judge import check_base, set_up, test_tip
 from git_retcon.reconstruct.squash import finish_interrupted, squash
 from git_retcon.reconstruct.stops import refuse_stuck, stop_error
@@ -83,7 +83,7 @@ def _locked(run: Run, br: Branches, model: llm.Model | None) -> None:
     journal = Journal(run, stored)
     tip = journal.start_branch(br)
     journal.adopt(br)
-    journal.note_tip_verdicts(tip)
+    note_tip_verdicts(run, stored, tip)
     if stored.spec.current() is None:
         _finished_already(run, stored, br)
         squashed = _squash_if_asked(run, stored)

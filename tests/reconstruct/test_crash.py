@@ -41,9 +41,9 @@ def assert_clean_result(repo):
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
-@pytest.mark.parametrize("point", ["after-commit-object", "after-branch-ref", "after-spec-entry",
+@pytest.mark.parametrize("point", ["after-commit-object", "after-branch-ref", "spec-entry-held",
                                    # commit 2's writes: with --jobs 2, of the commit made ahead
-                                   "after-branch-ref@2", "after-spec-entry@2"])
+                                   "after-branch-ref@2", "spec-entry-held@2"])
 def test_killed_between_the_writes_of_one_commit(project, point, jobs):
     killed = retcon_proc(project, "run", "-m", "scripted", "--jobs", jobs, env={"RETCON_FAILPOINT": point})
     assert killed.code == -signal.SIGKILL
@@ -58,7 +58,7 @@ def test_a_commit_made_and_not_yet_recorded_shows_in_status_and_is_adopted(proje
     """A created commit's spec entry is written with its verdict: killed in between (here
     right after the branch moved), status already counts the commit where the next run
     adopts it."""
-    killed = retcon_proc(project, "run", "-m", "scripted", env={"RETCON_FAILPOINT": "after-spec-entry"})
+    killed = retcon_proc(project, "run", "-m", "scripted", env={"RETCON_FAILPOINT": "spec-entry-held"})
     assert killed.code == -signal.SIGKILL
     made = project.rev("feature-clean")
     first = json.loads(retcon_proc(project, "status", "--json").out)["commits"][0]
@@ -87,7 +87,7 @@ def test_a_verdict_killed_before_its_note_was_written_is_noted_on_resume(project
 
 
 def test_lock_files_left_by_a_killed_git_are_cleared(project):
-    killed = retcon_proc(project, "run", "-m", "scripted", env={"RETCON_FAILPOINT": "after-spec-entry"})
+    killed = retcon_proc(project, "run", "-m", "scripted", env={"RETCON_FAILPOINT": "spec-entry-held"})
     assert killed.code == -signal.SIGKILL
     # What a kill in the middle of a ref update or of `git reset` leaves behind.
     git_dir = project.path / ".git"
@@ -189,7 +189,7 @@ def test_scratch_refs_of_dead_processes_are_swept_and_a_live_ones_kept(project, 
 
 # Every instant a run writes something, in the order a run reaches them.
 POINTS = ["worktree-added", "worktree-checked-out", "after-commit-object", "after-branch-ref",
-          "after-spec-entry", "squash-commit-made", "squash-before-branch", "squash-after-branch",
+          "spec-entry-held", "squash-commit-made", "squash-before-branch", "squash-after-branch",
           "worktree-discarding"]   # the last: the complete spec's worktree removed
 
 

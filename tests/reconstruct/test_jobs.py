@@ -87,7 +87,7 @@ def test_abort_removes_the_pool_of_a_run_that_stopped(tmp_path, scripted):
     """The pool worktree is ours, under the git dir; abort removes it with the build worktree."""
     repo = planned(tmp_path)
     scripted(SCRIPT)
-    killed = retcon_proc(repo, "run", "-m", "scripted", "--jobs", "2", env={"RETCON_FAILPOINT": "after-spec-entry@2"})
+    killed = retcon_proc(repo, "run", "-m", "scripted", "--jobs", "2", env={"RETCON_FAILPOINT": "spec-entry-held@2"})
     assert killed.code == -signal.SIGKILL
     pool = repo.path / ".git" / "retcon" / "pool" / "feature-clean" / "1"
     assert (pool / "app.py").exists() or (pool / "util.py").exists()

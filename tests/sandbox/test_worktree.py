@@ -132,7 +132,7 @@ def test_run_replaces_a_worktree_killed_inside_git_worktree_add(project):
 def test_fresh_lock_files_of_its_own_are_cleared_at_once(project):
     """A kill leaves git's lock files; the rerun holds the run lock, so they are stale
     however new they are."""
-    killed = retcon_proc(project, "run", env={"RETCON_FAILPOINT": "after-spec-entry"})
+    killed = retcon_proc(project, "run", env={"RETCON_FAILPOINT": "spec-entry-held"})
     assert killed.code == -signal.SIGKILL
     git_dir = project.path / ".git"
     admin = git_dir / "worktrees" / "feature-clean"
@@ -171,7 +171,7 @@ def test_a_users_worktree_of_the_same_name_is_not_touched(project, tmp_path):
     mine = tmp_path / "elsewhere" / "feature-clean"
     project.git("worktree", "add", "-q", "--detach", str(mine), "main")
     (mine / "untracked.txt").write_text("mine\n")
-    killed = retcon_proc(project, "run", env={"RETCON_FAILPOINT": "after-spec-entry"})
+    killed = retcon_proc(project, "run", env={"RETCON_FAILPOINT": "spec-entry-held"})
     assert killed.code == -signal.SIGKILL
     assert sorted(listed(project)) == sorted([str(project.path), str(mine), str(location(project))])
     res = retcon_proc(project, "abort", "feature-clean")
@@ -189,7 +189,7 @@ def test_a_users_worktree_of_the_same_name_is_not_touched(project, tmp_path):
 
 
 def test_killed_while_abort_removes_the_worktree(project):
-    stopped = retcon_proc(project, "run", env={"RETCON_FAILPOINT": "after-spec-entry"})
+    stopped = retcon_proc(project, "run", env={"RETCON_FAILPOINT": "spec-entry-held"})
     assert stopped.code == -signal.SIGKILL and location(project).exists()
     killed = retcon_proc(project, "abort", "feature-clean", env={"RETCON_FAILPOINT": "worktree-discarding"})
     assert killed.code == -signal.SIGKILL

@@ -192,10 +192,6 @@ def tokens_of(note: CommitNote | None) -> Tokens:
     return out
 
 
-def commit_tokens(store: Store, sha: str) -> Tokens:
-    return tokens_of(read_commit(store, sha))
-
-
 def model_seconds_of(note: CommitNote | None) -> float:
     """The wall time of the step that made the commit (0 when its note has none)."""
     try:

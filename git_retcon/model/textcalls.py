@@ -33,6 +33,7 @@ class WrittenCall:
     arguments: dict[str, Any] = field(default_factory=dict)
     problem: str = ""
     at: int = 0                   # where it starts in the text
+    end: int = -1                 # where it ends (its closing brace or parenthesis), -1 if unknown
 
     @property
     def ok(self) -> bool:
@@ -76,12 +77,12 @@ def _arguments(raw: object, name: str, params: Sequence[str]) -> tuple[dict[str,
     return {}, f"the arguments of {name} must be a JSON object of parameter names and values, not {raw!r:.80}"
 
 
-def _from_json(obj: object, tools: Mapping[str, Sequence[str]], at: int) -> list[WrittenCall]:
-    """The calls a decoded JSON value holds, in order."""
+def _from_json(obj: object, tools: Mapping[str, Sequence[str]], at: int, end: int = -1) -> list[WrittenCall]:
+    """The calls a decoded JSON value holds, in order (the value spans text[at:end])."""
     found: list[WrittenCall] = []
     if isinstance(obj, list):
         for item in obj:
-            found += _from_json(item, tools, at)
+            found += _from_json(item, tools, at, end)
     elif isinstance(obj, dict):
         for key in _NAME_KEYS:
             value = obj.get(key)
@@ -92,19 +93,19 @@ def _from_json(obj: object, tools: Mapping[str, Sequence[str]], at: int) -> list
                     args, problem = _arguments(obj[arg_key], name, tools[name])
                 else:   # {"name": "create_commit", "message": "x"}: the arguments beside the name
                     args, problem = {k: v for k, v in obj.items() if k != key and k not in _IGNORED_KEYS}, ""
-                found.append(WrittenCall(name, args, problem, at))
+                found.append(WrittenCall(name, args, problem, at, end))
                 break
             if isinstance(value, dict):    # OpenAI's {"type": "function", "function": {...}}
-                found += _from_json(value, tools, at)
+                found += _from_json(value, tools, at, end)
                 break
         else:
             if len(obj) == 1:       # {"apply_hunks": {...}}
                 (key, value), = obj.items()
                 name = _tool(key, tools)
                 if name is not None and isinstance(value, dict):
-                    found.append(WrittenCall(name, value, "", at))
+                    found.append(WrittenCall(name, value, "", at, end))
         for key in ("tool_calls", "calls", "tool_uses"):
-            found += _from_json(obj.get(key), tools, at)
+            found += _from_json(obj.get(key), tools, at, end)
     return found
 
 
@@ -140,22 +141,22 @@ def _tagged(text: str, tools: Mapping[str, Sequence[str]]) -> list[WrittenCall]:
         name, rest = m.group(1), text[m.end():]
         if rest.startswith("{"):
             try:
-                args, _ = json.JSONDecoder().raw_decode(rest)
+                args, length = json.JSONDecoder().raw_decode(rest)
             except (ValueError, RecursionError):
                 found.append(WrittenCall(name, {}, f"the arguments after {name} are not valid JSON", m.start()))
                 continue
             args_, problem = _arguments(args, name, tools[name])
-            found.append(WrittenCall(name, args_, problem, m.start()))
+            found.append(WrittenCall(name, args_, problem, m.start(), m.end() + length))
             continue
-        params = re.findall(r"<parameter\s+name\s*=\s*[\"']?(\w+)[\"']?\s*>(.*?)</parameter>",
-                            rest.split("</invoke>")[0], re.S)
+        body = rest.split("</invoke>")[0]
+        params = re.findall(r"<parameter\s+name\s*=\s*[\"']?(\w+)[\"']?\s*>(.*?)</parameter>", body, re.S)
         parsed: dict[str, Any] = {}
         for key, value in params:
             try:
                 parsed[key] = json.loads(value)
             except (ValueError, RecursionError):
                 parsed[key] = value
-        found.append(WrittenCall(name, parsed, "", m.start()))
+        found.append(WrittenCall(name, parsed, "", m.start(), m.end() + len(body)))
     return found
 
 
@@ -212,7 +213,7 @@ def _syntax(text: str, tools: Mapping[str, Sequence[str]]) -> list[WrittenCall]:
             found.append(WrittenCall(name, {}, f"the arguments of {name}(...) are not literal values (quoted strings, "
                                      "numbers, lists)", m.start()))
             continue
-        found.append(WrittenCall(name, args, "", m.start()))
+        found.append(WrittenCall(name, args, "", m.start(), end))
     return found
 
 
@@ -239,20 +240,19 @@ def read_calls(text: str, tools: Mapping[str, Sequence[str]]) -> list[WrittenCal
     if not text or not any(n in text for n in tools):
         return []
     found: list[WrittenCall] = []
-    spans: list[tuple[int, int]] = []     # the JSON values that hold a call
     for at, end, obj in _json_values(text):
-        calls = _from_json(obj, tools, at)
-        found += calls
-        if calls:
-            spans.append((at, end))
+        found += _from_json(obj, tools, at, end)
     found += _tagged(text, tools)
-    # A call's syntax inside a JSON call is part of its arguments, not a call: the 1.5B model's
-    # stuck summary quoted our answer, `apply_hunks(['invoicing/money.py'])` and all.
-    found += [c for c in _syntax(text, tools) if not any(a <= c.at < b for a, b in spans)]
+    found += _syntax(text, tools)
+    # A call written inside another call's arguments is part of them, not a call: the 1.5B model's
+    # stuck summary quoted our answer, `apply_hunks(['invoicing/money.py'])` and all; a README that
+    # write_file writes may show a fenced JSON call as an example.
+    found = [c for c in found if not any(_inside(c, a) for a in found)]
     # A call's JSON shape with its name, where no JSON could be decoded: broken JSON.
     names = _alternation(tools)
     for m in re.finditer(rf"[\"'](?:{'|'.join(_NAME_KEYS)})[\"']\s*:\s*[\"'](?:\w+\.)?({names})[\"']", text):
-        if not any(c.name == m.group(1) and c.at <= m.start() < _span_end(text, c) for c in found):
+        if not any(c.name == m.group(1) and c.at <= m.start() < _span_end(text, c) for c in found) \
+                and not any(c.at < m.start() < c.end for c in found):
             found.append(WrittenCall(m.group(1), {}, f"the call to {m.group(1)} is not valid JSON (check its quotes, "
                                      "commas and braces)", m.start()))
     found.sort(key=lambda c: c.at)
@@ -267,6 +267,13 @@ def read_calls(text: str, tools: Mapping[str, Sequence[str]]) -> list[WrittenCal
             continue
         out.append(c)
     return out
+
+
+def _inside(c: WrittenCall, a: WrittenCall) -> bool:
+    """Whether call c is written within call a's span (its arguments), not beside it."""
+    if a is c or a.end < 0 or not a.at <= c.at < a.end:
+        return False
+    return a.at < c.at or (0 <= c.end < a.end)
 
 
 def _span_end(text: str, call: WrittenCall) -> int:

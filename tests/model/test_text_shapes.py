@@ -107,3 +107,20 @@ def test_a_name_passed_as_an_argument_is_the_literal_the_reply_assigned_it():
 def test_a_name_the_reply_never_assigned_is_no_literal():
     (call,) = read_calls("apply_hunks(ids)", PARAMS)
     assert call.problem.startswith("the arguments of apply_hunks(...) are not literal values")
+
+
+def test_a_call_written_inside_another_calls_argument_is_no_call():
+    """A README that write_file writes may show a fenced JSON call as an example: it is content,
+    not a second call (issue 32: it was run as one)."""
+    tools = {"write_file": ["path", "content"], "create_commit": ["message", "confirm"], "stuck": ["summary"]}
+    text = ('write_file("README.md", """To commit, the model replies:\n```json\n'
+            '{"name": "create_commit", "arguments": {"message": "x"}}\n```\n""")')
+    calls = read_calls(text, tools)
+    assert [c.name for c in calls] == ["write_file"] and calls[0].ok
+    assert '"create_commit"' in calls[0].arguments["content"]
+    # Beside it, not inside: two calls.
+    beside = text + '\n{"name": "create_commit", "arguments": {}}'
+    assert [c.name for c in read_calls(beside, tools)] == ["write_file", "create_commit"]
+    # A stuck summary that quotes a call, in JSON, is one stuck.
+    quoted = '{"name": "stuck", "arguments": {"summary": "I tried apply_hunks([\\"a.py\\"]) and it failed"}}'
+    assert [c.name for c in read_calls(quoted, tools)] == ["stuck"]

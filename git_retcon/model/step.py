@@ -106,6 +106,7 @@ class _Conversation:
         self.system = system if mode == "native" else system + protocol.describe(
             [(t.name, t.description or "", t.input_schema) for t in self.tools])
         self.done: list[_Done] = []
+        self.replies = 0        # characters of the model's own replies in the conversation (sent back with it)
 
     def _after(self, tool: object, call: object, res: llm.ToolResult) -> None:
         self.session.steering.after_call(tool, call, res)
@@ -123,6 +124,7 @@ class _Conversation:
     def run(self) -> StepResult:
         session, result = self.session, self.result
         self.done.clear()
+        self.replies = 0
         conv = self._open()
         last_words = ""
         spent = False
@@ -148,6 +150,7 @@ class _Conversation:
                         break
                     last = response
                     final = response.text()
+                    self.replies += len(final)
                     if final.strip():
                         last_words = final.strip()
                     usage = response.usage()
@@ -274,7 +277,8 @@ class _Conversation:
 
     def _estimate(self) -> int:
         """The conversation's tokens as its characters tell."""
-        chars = len(self.system) + len(self.prompt) + sum(len(d.arguments) + len(d.answer) + 40 for d in self.done)
+        chars = len(self.system) + len(self.prompt) + self.replies \
+            + sum(len(d.arguments) + len(d.answer) + 40 for d in self.done)
         if self.mode == "native":
             chars += sum(len(json.dumps(t.input_schema)) + len(t.description or "") for t in self.tools)
         return int(chars / CHARS_PER_TOKEN)
@@ -294,6 +298,7 @@ class _Conversation:
                   + ("\n".join(lines) or "(none)")) if self.done else ""
         if pending:
             digest += "\n\nThe answer to your last reply:\n" + pending[:budget]
+        self.replies = 0     # the new conversation holds none of the model's replies
         return self._open(), self.prompt + digest + "\n\nGo on from there."
 
 

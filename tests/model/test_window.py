@@ -77,6 +77,22 @@ def test_a_small_window_is_never_overrun_and_the_run_says_what_it_cut(tmp_path, 
     assert all(len(r) < 2000 for e in entries for r in e["results"])
 
 
+def test_a_models_own_huge_reply_is_not_sent_back_past_the_window(tmp_path, scripted):
+    """A reply of megabytes (a model that rambles, or pastes the diff back) was kept in the
+    conversation and sent again with the next request, past the window (issue 32)."""
+    repo = big(tmp_path)
+    repo.git("config", "retcon.context", "4096")
+    ramble = "I will now apply the hunks. " * 80_000      # over 2 MB
+    # A call written as text, then the ramble: the path on which no backend's usage counts it.
+    written = '```json\n{"name": "apply_hunks", "arguments": {"hunk_ids": ["src/"]}}\n```\n'
+    log = scripted({"1/extract": [turn(text=written + ramble), turn(call("create_commit"))]})
+    res = retcon(repo, "run", "-m", "scripted")
+    assert res.code == 0, res.text
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(entries) >= 2 and max(e["chars"] // 4 for e in entries) <= 4096 - 512
+    assert repo.git("diff", "--name-only", "main", "clean~1").split() == [f"src/m{i:02d}.py" for i in range(24)]
+
+
 def test_a_large_window_keeps_the_usual_budgets(tmp_path, scripted):
     repo = big(tmp_path)
     log = scripted({"1/extract": [turn(call("read_diff", path="src/")), turn(call("apply_hunks", hunk_ids=["src/"])),

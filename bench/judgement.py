@@ -59,7 +59,7 @@ def measure(repo: Path, code: Path | None) -> Result:
             out.calls += int(m[1])
             out.tokens += int(m[2])
     doc = json.loads(_retcon(repo, code, "status", "--json").stdout)
-    out.complete = sum(1 for c in doc["commits"] if c["state"] == "complete")
+    out.complete = sum(1 for c in doc["commits"] if c["state"] == "complete" and c["commits"])
     for c in doc["commits"]:
         if c["commits"]:
             out.trees.append(subprocess.run(["git", "rev-parse", f"{c['commits'][-1]}^{{tree}}"], cwd=repo,

@@ -296,13 +296,14 @@ def _retcon(repo: GitRepo, code: Path, *args: str) -> subprocess.CompletedProces
 
 
 def complete(repo: GitRepo, code: Path, spec: Path) -> tuple[int, str]:
-    """(logical commits complete when the run stopped, why it stopped, if stuck)."""
+    """(logical commits complete with a commit of their own when the run stopped (an empty one is not
+    done), why it stopped, if stuck)."""
     _retcon(repo, code, "plan", "--from-file", str(spec), "--no-edit")
     run = _retcon(repo, code, "run", "-m", "retcon-paths")
     if run.returncode not in (0, 3):
         return 0, f"run failed ({run.returncode}): {(run.stderr or run.stdout).strip().splitlines()[-1:]}"
     doc = json.loads(_retcon(repo, code, "status", "--json").stdout)
-    done = sum(1 for c in doc["commits"] if c["state"] == "complete")
+    done = sum(1 for c in doc["commits"] if c["state"] == "complete" and c["commits"])
     why = ""
     if run.returncode == 3:
         stuck = next(c for c in doc["commits"] if c["state"] == "stuck")

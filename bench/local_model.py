@@ -242,7 +242,7 @@ def run_case(case: str, work: Path, env: dict[str, str]) -> Row:
     doc = _status(repo, env)
     commits = doc.get("commits", [])   # type: ignore[union-attr]
     row.commits = len(commits)   # type: ignore[arg-type]
-    row.complete = sum(1 for c in commits if c.get("state") == "complete")   # type: ignore[union-attr]
+    row.complete = sum(1 for c in commits if c.get("state") == "complete" and c.get("commits"))   # type: ignore[union-attr]
     said = re.search(r"^commit (\d+)/\d+ is stuck: (.*)$", res.stdout + res.stderr, re.M)
     if said:
         row.stopped = f"{said[1]}: {said[2][:90]}"

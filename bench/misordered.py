@@ -121,12 +121,13 @@ def _retcon(repo: GitRepo, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def complete(repo: GitRepo, model: str) -> tuple[int, str]:
-    """(logical commits complete when the run stopped, the first line of why it stopped, if stuck)."""
+    """(logical commits complete with a commit of their own when the run stopped (an empty one is not
+    done), the first line of why it stopped, if stuck)."""
     run = _retcon(repo, "run", "-m", model)
     if run.returncode not in (0, 3):
         raise SystemExit(f"run -m {model} failed ({run.returncode}):\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}")
     doc = json.loads(_retcon(repo, "status", "--json").stdout)
-    done = sum(1 for c in doc["commits"] if c["state"] == "complete")
+    done = sum(1 for c in doc["commits"] if c["state"] == "complete" and c["commits"])
     why = ""
     if run.returncode == 3:
         stuck = next(c for c in doc["commits"] if c["state"] == "stuck")

@@ -8,6 +8,8 @@ run says which commits took its changes, and goes on.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pygit2
 
 from git_retcon import diff
@@ -50,6 +52,21 @@ def nothing_left(w: Work, tree: TreeId) -> str | None:
     what = f"its paths {c.paths}" if c.paths else "its planned hunks"
     takers = _takers(w, c.paths)
     return f"every change under {what} is taken already" + (f", by {takers}" if takers else "")
+
+
+def emptied(w: Work, before: TreeId, after: TreeId) -> list[tuple[int, str]]:
+    """The later logical commits that had something left on before and have nothing left on after
+    (a commit of logical commit k took it all), each with why: said at the step that emptied
+    them, for a history with empty commits is not the history asked for."""
+    found: list[tuple[int, str]] = []
+    for j in range(w.k + 1, w.n):
+        later = replace(w, k=j)
+        if later.commit.created:
+            continue
+        why = nothing_left(later, after)
+        if why is not None and nothing_left(later, before) is None:
+            found.append((j, why))
+    return found
 
 
 def _touches(h: diff.Hunk, patterns: list[str]) -> bool:

@@ -235,7 +235,7 @@ class Journal:
         w.commit.history.append(specmod.Complete())
         self._save(f"commit {w.number} complete, with nothing left for it")
         self.run.ui.line(f"Nothing left for it: {why}.")
-        self.run.ui.good("✓ Complete with no commit of its own (git retcon spec edit merges or drops it)")
+        self.run.ui.bad(f"! Empty: no commit of its own (merge or drop it: git retcon spec edit {w.spec.cleaned})")
 
     def stop(self, w: Work, stop: Stop) -> Stop:
         """Logical commit k stops short: a stuck one is recorded for a human's `resolve`."""

@@ -22,12 +22,12 @@ import llm
 from git_retcon.errors import RetconError
 from git_retcon.git.ids import CommitId, tree_of
 from git_retcon.git.ownership import refuse_checked_out
-from git_retcon.git.plumbing import get_commit, ref_target
+from git_retcon.git.plumbing import get_commit, ref_target, short
 from git_retcon.model.outcome import Proposed, Stuck
 from git_retcon.reconstruct import absorb, fixloop, report, steps
 from git_retcon.reconstruct.ahead import Ahead
 from git_retcon.reconstruct.branch import Branches, recorded, refuse_taken
-from git_retcon.reconstruct.empty import nothing_left, refuse_unmatched
+from git_retcon.reconstruct.empty import emptied, nothing_left, refuse_unmatched
 from git_retcon.reconstruct.journal import Journal, Made, Stop, note_tip_verdicts
 from git_retcon.reconstruct.judge import check_base, set_up, test_tip
 from git_retcon.reconstruct.squash import finish_interrupted, squash
@@ -141,6 +141,7 @@ def logical_commit(w: Work, journal: Journal, ahead: Ahead | None = None) -> Sto
         if not isinstance(made, Made):
             return journal.stop(w, made)
         journal.record(w, made)
+        _say_emptied(w, made)
     escalation = fixloop.replay(w)
     for round_ in count(1):
         failure = test_tip(w, journal) if ahead is None else ahead.test_tip(w, journal)
@@ -152,10 +153,21 @@ def logical_commit(w: Work, journal: Journal, ahead: Ahead | None = None) -> Sto
         if not isinstance(made, Made):
             return journal.stop(w, made)
         journal.record(w, made)
+        _say_emptied(w, made)
     journal.complete(w)
     wips = report.wip_count(w.run, c.created)
     w.run.ui.good("✓ Commit created" + (f" ({wips} WIP)" if wips else ""))
     return None
+
+
+def _say_emptied(w: Work, made: Made) -> None:
+    """A commit that took every change a later logical commit had left: a finding, said here, at
+    the step that did it (the run goes on; the final report counts the empty ones)."""
+    repo = w.run.repo
+    before, after = tree_of(get_commit(repo, made.parent)), tree_of(get_commit(repo, made.sha))
+    for j, _ in emptied(w, before, after):
+        w.run.ui.bad(f"! {short(made.sha)} took every change left for commit {j + 1}/{w.n} "
+                     f"({w.spec.commits[j].summary}): it will have no commit of its own")
 
 
 def _extract(w: Work, journal: Journal, ahead: Ahead | None) -> Made | Stop:

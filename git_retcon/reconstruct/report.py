@@ -46,9 +46,18 @@ def final(run: Run, stored: Stored, squashed: int = 0) -> None:
     """The closing report; squashed: how many WIP commits --squash-wip folded just now."""
     spec = stored.spec
     ui = run.ui
-    wips = wip_count(run, [sha for c in spec.commits for sha in c.created])
-    ui.heading("Complete!")
-    ui.line(f"{plural(len(spec.commits), 'logical commit')} created")
+    made = [sha for c in spec.commits for sha in c.created]
+    wips = wip_count(run, made)
+    # A logical commit with no commit of its own is a finding, not a success: its changes are in
+    # the commits before it, and the history is not the one the spec asked for.
+    empty = [k + 1 for k, c in enumerate(spec.commits) if not c.created]
+    ui.heading("Complete!" if not empty else "Complete, with empty logical commits")
+    if empty:
+        ui.line(f"{plural(len(made), 'commit')} for {plural(len(spec.commits), 'logical commit')}; "
+                f"{len(empty)} empty ({', '.join(map(str, empty))}): their changes are in the commits before "
+                f"them. Merge or drop them (git retcon spec edit {spec.cleaned}), or reorder and run again")
+    else:
+        ui.line(f"{plural(len(spec.commits), 'logical commit')} created")
     if squashed:
         ui.line(f"{plural(squashed, 'WIP fix commit')} squashed into their logical commits")
     ui.line(f"{plural(wips, 'WIP fix commit')}" + (" left" if squashed else ""))

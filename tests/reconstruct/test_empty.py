@@ -43,6 +43,14 @@ def test_a_commit_whose_changes_a_fix_took_is_complete_with_none_of_its_own(tmp_
             "(WIP: take the definition of `two` from util.py)") in res.out, res.out
     rows = json.loads(retcon(repo, "status", "--json").out)["commits"]
     assert [(r["state"], len(r["commits"])) for r in rows] == [("complete", 2), ("complete", 0), ("complete", 1)]
+    # A finding, not a success: said at the step that emptied it, and in the closing report.
+    fix = repo.rev("feature-clean~1")[:9]
+    assert (f"! {fix} took every change left for commit 2/3 (util: add two()): it will have no commit of "
+            "its own") in res.out, res.out
+    assert "! Empty: no commit of its own (merge or drop it: git retcon spec edit feature-clean)" in res.out
+    assert "✓ Complete with no commit" not in res.out
+    assert ("Complete, with empty logical commits\n3 commits for 3 logical commits; 1 empty (2): their changes "
+            "are in the commits before them.") in res.out
     assert repo.tree("feature-clean") == repo.tree("feature")
     assert retcon(repo, "squash").code == 0
     assert retcon(repo, "check").code == 0

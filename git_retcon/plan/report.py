@@ -56,7 +56,11 @@ def empty_commits(repo: pygit2.Repository, spec: specmod.Spec, everything: list[
         planned = [i for i in c.hunks if i in ids]
         mine = {h.id for h in under} | set(planned)
         where = f"commit {k + 1} ({c.summary})"
-        if c.paths and not under and not planned:
+        if everything and mine >= ids - taken:
+            out.append(f"{where}: its paths and hunks take every change left, though it is commit {k + 1} of "
+                       f"{len(spec.commits)}: the commits after it would have nothing left (narrow them: git retcon "
+                       f"spec edit {spec.cleaned})")
+        elif c.paths and not under and not planned:
             out.append(f"{where}: its paths {c.paths} match no file the source changes; `run` refuses it until "
                        f"they do (git retcon spec edit {spec.cleaned})")
         elif not mine - taken:

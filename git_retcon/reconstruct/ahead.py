@@ -21,7 +21,7 @@ from git_retcon.git.plumbing import get_commit, short
 from git_retcon.model.outcome import Proposed, Stuck
 from git_retcon.model.step import ModelUnavailable
 from git_retcon.reconstruct import steps
-from git_retcon.reconstruct.empty import nothing_left
+from git_retcon.reconstruct.empty import nothing_left, takes_everything
 from git_retcon.reconstruct.journal import Journal, Made
 from git_retcon.reconstruct.judge import judge, verdict
 from git_retcon.reconstruct.work import Work
@@ -181,7 +181,9 @@ class Ahead:
         # A commit with nothing left is the loop's to complete in its turn, with no step.
         parent = self.held[-1].made.sha if self.held and self.held[-1].made else w.tip()
         ahead = Work(w.run, w.stored, w.br, w.wt, w.commands, w.model, k)
-        return nothing_left(ahead, tree_of(get_commit(w.run.repo, parent))) is None
+        tree = tree_of(get_commit(w.run.repo, parent))
+        # One whose spec takes everything left stops in its own turn, before anything is applied.
+        return nothing_left(ahead, tree) is None and takes_everything(ahead, tree) is None
 
     def _go_ahead(self, w: Work, journal: Journal, tip: CommitId) -> None:
         """The model extracts the next logical commit on the last one made; held, not recorded."""

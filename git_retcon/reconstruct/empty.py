@@ -16,6 +16,7 @@ from git_retcon import diff
 from git_retcon.errors import RetconError
 from git_retcon.git.ids import TreeId, tree_of
 from git_retcon.git.plumbing import full_sha, get_commit
+from git_retcon.model.choose import BUILTIN
 from git_retcon.reconstruct.branch import Branches
 from git_retcon.reconstruct.work import Work
 from git_retcon.state import spec as specmod
@@ -52,6 +53,28 @@ def nothing_left(w: Work, tree: TreeId) -> str | None:
     what = f"its paths {c.paths}" if c.paths else "its planned hunks"
     takers = _takers(w, c.paths)
     return f"every change under {what} is taken already" + (f", by {takers}" if takers else "")
+
+
+def takes_everything(w: Work, tree: TreeId) -> str | None:
+    """Why logical commit k, not the last, cannot take what its spec gives it with the built-in model:
+    its paths and planned hunks cover every change left, so the commits after it would have nothing
+    (None: they do not, or a model judges). Said before anything is applied, so the worktree stays
+    as it was."""
+    c = w.commit
+    # A model may put back what the spec over-gives (the guards name it); the built-in model's
+    # judgement is the spec's, and it would only be refused after applying everything.
+    if w.is_last or not (c.paths or c.hunks) or w.model.model_id != BUILTIN:
+        return None
+    if w.run.remaining is None:
+        w.run.remaining = diff.RemainingDiff(w.run.repo, w.br.source_tree)
+    left = w.run.remaining.at(tree)
+    mine = [h for h in left if h.id in c.hunks or (c.paths and _touches(h, c.paths))]
+    if not left or len(mine) < len(left):
+        return None
+    what = " and ".join(([f"its paths {c.paths}"] if c.paths else []) + (["its planned hunks"] if c.hunks else []))
+    return (f"{what} take every change left ({len(left)} hunks), though this is commit {w.number} of {w.n}: the "
+            f"{w.n - w.number} commits after it would have nothing. Narrow them (git retcon spec edit "
+            f"{w.spec.cleaned}), then redo this commit")
 
 
 def emptied(w: Work, before: TreeId, after: TreeId) -> list[tuple[int, str]]:

@@ -27,7 +27,7 @@ from git_retcon.model.outcome import Proposed, Stuck
 from git_retcon.reconstruct import absorb, fixloop, report, steps
 from git_retcon.reconstruct.ahead import Ahead
 from git_retcon.reconstruct.branch import Branches, recorded, refuse_taken
-from git_retcon.reconstruct.empty import emptied, nothing_left, refuse_unmatched
+from git_retcon.reconstruct.empty import emptied, nothing_left, refuse_unmatched, takes_everything
 from git_retcon.reconstruct.journal import Journal, Made, Stop, note_tip_verdicts
 from git_retcon.reconstruct.judge import check_base, set_up, test_tip
 from git_retcon.reconstruct.squash import finish_interrupted, squash
@@ -177,6 +177,8 @@ def _extract(w: Work, journal: Journal, ahead: Ahead | None) -> Made | Stop:
     if ahead is not None and (taken := ahead.take(w, journal, tip)) is not None:
         return taken
     w.wt.reset(tip)
+    if (why := takes_everything(w, tree_of(get_commit(w.run.repo, tip)))) is not None:
+        return Stuck(why)   # nothing applied: the worktree stays at the tip
     session = steps.session(w, "extract", tip)
     values = steps.prompt_values(w, session)
     w.run.ui.line(steps.extracting_line(w))

@@ -4,8 +4,10 @@ paths match no change of the source is refused before anything is written."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from testing.flow import SPEC, feature_repo, retcon
+from testing.gitrepo import GitRepo
 
 # app first: its test needs util.two(), which the fix takes; util's own commit is then empty.
 MISORDERED = SPEC.replace('''[[commit]]
@@ -89,3 +91,34 @@ def test_plan_says_before_it_saves_which_commits_would_take_nothing(tmp_path):
         "it until they do (git retcon spec edit feature-clean)",
         "Warning: commit 3 (util again): an earlier commit takes every change it names; a run completes it with "
         "no commit of its own (merge or drop it: git retcon spec edit feature-clean)"]
+
+
+def test_a_commit_whose_paths_take_everything_left_stops_saying_so_with_a_clean_worktree(tmp_path):
+    """Commit 1 of 3 with paths = ["*"]: plan warns before saving, and run stops before applying
+    anything, saying what is true (the later commits would have nothing), not "no remaining hunk
+    matches this commit's paths", with the build worktree as clean as the branch."""
+    repo = feature_repo(tmp_path / "repo")
+    (tmp_path / "spec.toml").write_text(SPEC.replace('paths = ["util.py"]', 'paths = ["*"]'))
+    res = retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit")
+    assert res.code == 0, res.text
+    assert ("Warning: commit 1 (util: add two()): its paths and hunks take every change left, though it is "
+            "commit 1 of 3: the commits after it would have nothing left (narrow them: git retcon spec edit "
+            "feature-clean)") in res.out
+    res = retcon(repo, "run", "-m", "retcon-paths")
+    assert res.code == 3, res.text
+    assert ("commit 1/3 is stuck: its paths ['*'] take every change left (4 hunks), though this is commit 1 of 3: "
+            "the 2 commits after it would have nothing. Narrow them (git retcon spec edit feature-clean), then "
+            "redo this commit") in res.err
+    assert "no remaining hunk matches" not in res.text
+    worktrees = [line.split()[1] for line in repo.git("worktree", "list", "--porcelain").splitlines()
+                 if line.startswith("worktree ")][1:]
+    assert len(worktrees) == 1
+    assert GitRepo(Path(worktrees[0])).git("status", "--porcelain") == ""
+    # The way out the stop names works: paths narrowed, the commit redone, the run completes.
+    exported = tmp_path / "fixed.toml"
+    assert retcon(repo, "spec", "export", "-o", str(exported)).code == 0
+    exported.write_text(exported.read_text().replace('paths = ["*"]', 'paths = ["util.py"]'))
+    assert retcon(repo, "spec", "import", str(exported)).code == 0
+    assert retcon(repo, "resolve", "--redo", "-m", "narrowed the paths").code == 0
+    assert retcon(repo, "run", "-m", "retcon-paths").code == 0
+    assert repo.tree("feature-clean") == repo.tree("feature")

@@ -32,6 +32,19 @@ def printable(text: str) -> str:
     return _UNPRINTABLE.sub(lambda m: _NAMED.get(m.group()) or _code(ord(m.group())), text)
 
 
+def clip(text: str, limit: int) -> str:
+    """text cut to at most about limit characters at a word's end, with "..." where it was cut:
+    what a person reads is never cut mid-word ("then call creat")."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = max(cut.rfind(" "), cut.rfind("\n"))
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:-") + "..."
+
+
 def _code(c: int) -> str:
     if 0xDC80 <= c <= 0xDCFF:   # a byte that was not UTF-8
         return f"\\x{c - 0xDC00:02x}"

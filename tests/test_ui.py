@@ -93,3 +93,11 @@ def test_piped_output_keeps_the_durations_of_build_and_test(project):
     again = subprocess.run(["git", "retcon", "check"], cwd=project.path, env=env(),
                            capture_output=True, text=True, timeout=120)
     assert again.returncode == 0 and "(0." not in again.stdout, again.stdout
+
+
+def test_clip_cuts_what_a_person_reads_at_a_words_end():
+    from git_retcon.ui import clip
+    assert clip("short enough", 40) == "short enough"
+    said = "Not committed: put back what belongs elsewhere, then call create_commit again"
+    assert clip(said, 60) == "Not committed: put back what belongs elsewhere, then call..."
+    assert clip("x" * 50, 20) == "x" * 20 + "..."     # one long word: cut where it must be

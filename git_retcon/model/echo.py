@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from git_retcon.model.outcome import GaveUp, Stuck
+from git_retcon.ui import clip
 
 SHARE = 0.75        # of the summary's words found in one answer
 MIN_WORDS = 3
@@ -62,11 +63,11 @@ def weigh_stuck(summary: str, answers: Iterable[str], echoed: str,
     if said is not None and echoed:
         # Sent back once already: a stop, in our words, with the answer the model could not act on
         # (its summary now echoes that refusal, which would tell a human nothing).
-        return GaveUp("the model gave up without saying why; the answer it could not act on: "
-                      + echoed[:300]), "", echoed
+        return GaveUp("the model gave up without saying why; git-retcon's answer to it, which it could not act "
+                      f"on: \"{clip(echoed.removeprefix('Error: '), 300)}\""), "", echoed
     if said is None and says_done(summary) and changed():
         if echoed:   # told once to commit what it says is complete, it says so again
-            return GaveUp(f"the model said the commit is complete but did not make it ({summary.strip()[:200]})"), \
+            return GaveUp(f"the model said the commit is complete but did not make it ({clip(summary, 200)})"), \
                 "", echoed
         return None, ("Not recorded: your summary says this commit is complete, and the worktree holds changes: "
                       "call create_commit() to make the commit. stuck is only for what a human must decide or fix"), \

@@ -28,6 +28,7 @@ from git_retcon.model.prompt import StepPrompt, read_step
 from git_retcon.model.protocol import read_result, written
 from git_retcon.model.textcalls import read_calls
 from git_retcon.state.spec import paths_match
+from git_retcon.ui import clip
 
 __all__ = ["PathsModel", "candidates", "defining_first", "next_call", "tool_exchanges", "user_text"]
 
@@ -90,7 +91,7 @@ def next_call(prompt: str, done: list[tuple[str, dict[str, Any], str]]) -> tuple
     if done and done[-1][0] == "create_commit":
         # Refused (create_commit's guards, say): retcon-paths has nothing else to try.
         return "stuck", {"summary": "retcon-paths took what the spec gives this commit, and create_commit refused "
-                         f"it: {done[-1][2].removeprefix('Error: ')[:600]}"}
+                         f"it: {clip(done[-1][2].removeprefix('Error: '), 600)}"}
     fields = read_step(prompt)
     if fields.applied and not done:
         # Plain code applied what the spec (or the brief) gives this step: nothing is left to choose.

@@ -13,6 +13,7 @@ from git_retcon.model.answers import ADVICE
 from git_retcon.model.args import ErrorKind, ToolError
 from git_retcon.model.ledger import Ledger
 from git_retcon.sandbox.worktree import PathRefused
+from git_retcon.ui import clip
 
 MAX_TOOL_ERRORS = 12         # failed calls in one step before it counts as stuck
 STEER_STREAK = 2             # failed calls in a row before an error carries steering
@@ -92,7 +93,7 @@ class Steering:
         self.streak += 1
         if len(self.errors) >= MAX_TOOL_ERRORS:
             self.step.give_up(f"the model's tool calls kept failing ({len(self.errors)} errors); "
-                              f"last: {self.errors[-1][:300]}")
+                              f"last: {clip(self.errors[-1], 300)}")
 
     def _repeated(self, call: object) -> str:
         """Said when a failed call is one that failed before in this step: a model that sends the

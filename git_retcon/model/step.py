@@ -41,6 +41,7 @@ from git_retcon.model.textcalls import WrittenCall, read_calls
 from git_retcon.model.tooldefs import Halt, tool_defs
 from git_retcon.model.usage import cached_tokens
 from git_retcon.model.window import CHARS_PER_TOKEN, Window
+from git_retcon.ui import clip
 
 DEFAULT_CHAIN_LIMIT = 40
 DIGEST_CHARS = 300          # of each earlier answer, when a conversation is cut back
@@ -214,7 +215,7 @@ class _Conversation:
                     result.outcome = GaveUp(
                         "the model ended its turn without create_commit or stuck "
                         f"({len(session.steering.errors)} failed calls and turns in this step)"
-                        + (f"; its last words: {last_words[:1000]}" if last_words else ""))
+                        + (f"; its last words: {clip(last_words, 1000)}" if last_words else ""))
                     return result
             if self._too_long(text):
                 conv, text = self._cut_back(conv, text)
@@ -305,7 +306,7 @@ class _Conversation:
 def _unfinished(calls: int, last_words: str) -> GaveUp:
     """The stuck of a step whose model spent its responses without ending it."""
     return GaveUp(f"the model used {calls} responses without finishing the step"
-                 + (f"; its last words: {last_words[:500]}" if last_words else ""))
+                 + (f"; its last words: {clip(last_words, 500)}" if last_words else ""))
 
 
 def _chain_limit(exc: ValueError) -> bool:

@@ -32,7 +32,9 @@ def fix(w: Work, journal: Journal, failure: rework.Failure, escalation: rework.E
         return Stuck(verdict)
     max_fix = w.run.opts.max_fix
     if round_ > max_fix:
-        return Stuck(f"no passing state after {max_fix} fix attempts in this run; last failure:\n{failure.text}")
+        # For a person: a tree failure's output is the advice given to the model, not the person's.
+        last = failure.headline if failure.phase == "tree" else failure.text
+        return Stuck(f"no passing state after {max_fix} fix attempts in this run; last failure:\n{last}")
     # Numbered over the logical commit, not the run: a resumed run goes on counting.
     attempt = len(w.commit.created)
     w.run.ui.line(f"Fix attempt {attempt}:")

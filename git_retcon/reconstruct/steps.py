@@ -38,7 +38,7 @@ from git_retcon.reconstruct.work import Work
 from git_retcon.state import notes
 from git_retcon.state import spec as specmod
 from git_retcon.state.spec import paths_match
-from git_retcon.ui import plural
+from git_retcon.ui import clip, plural
 
 if TYPE_CHECKING:
     # rework (failure parsers: many regexes) is imported when a build or test fails, not at start-up.
@@ -349,14 +349,14 @@ def _instead(w: Work, s: Session, res: StepResult) -> StepResult:
     build and tests judge it as any commit. The 1.5B model confirmed nothing in some runs, echoing
     answers until it was stopped, while the spec's hunks were right; a stuck there helps no one."""
     why = res.outcome.summary if isinstance(res.outcome, Stuck) else ""
-    w.run.ui.line(f"The model ended without a judgement ({(why.splitlines() or [''])[0][:120]}): "
+    w.run.ui.line(f"The model ended without a judgement ({clip((why.splitlines() or [''])[0], 120)}): "
                   "committing the hunks the spec gives this commit (no model needed)...")
     take.restart(s)
     # The spec's own hunks: nothing for the guards to name back.
     plain = _plain(s, "committing the hunks the spec gives this commit", [], guarded=False)
     outcome = plain.outcome
     if isinstance(outcome, Proposed):
-        outcome = replace(outcome, instead=f"the model ended without a judgement ({why[:300]}): the hunks the "
+        outcome = replace(outcome, instead=f"the model ended without a judgement ({clip(why, 300)}): the hunks the "
                                            "spec's paths and plan give this commit were committed")
     return replace(res, outcome=outcome, seconds=res.seconds + plain.seconds)
 

@@ -156,8 +156,13 @@ def test_a_stuck_summary_that_echoes_an_answer_is_sent_back_once(tmp_path, scrip
                                 "to commit")
     # The second time it is a stop, said in our words with the answer the model could not act on.
     stored = tomli.loads(repo.git("show", "refs/retcon/feature-clean:spec.toml"))
-    assert stored["commit"][0]["history"][-1]["stuck"].startswith(
-        "the model gave up without saying why; the answer it could not act on: Error: nothing to commit")
+    stuck = stored["commit"][0]["history"][-1]["stuck"]
+    assert stuck.startswith("the model gave up without saying why; git-retcon's answer to it, which it could not "
+                            "act on: \"nothing to commit")
+    # Said for a person: quoted as the model's answer, cut at a word's end, never mid-word.
+    quoted = stuck.split('"', 1)[1].removesuffix('..."')
+    answer = " ".join(answers(log)[0].removeprefix("Error: ").split())
+    assert stuck.endswith('..."') and answer.startswith(quoted) and answer[len(quoted)] == " "
 
 
 def test_a_stuck_summary_of_its_own_is_recorded_at_once(tmp_path, scripted):

@@ -217,8 +217,8 @@ def test_a_model_that_echoes_our_answers_into_stuck_twice_leaves_the_spec_s_hunk
               "2/extract": [turn(call("create_commit"))]})
     res = retcon(repo, "run", "-m", "scripted")
     assert res.code == 0, res.text
-    assert "The model ended without a judgement (the model gave up without saying why; the answer it could not " \
-           "act on: Nothing to apply: " in res.out
+    assert "The model ended without a judgement (the model gave up without saying why; git-retcon's answer to " \
+           "it, which it could not act on: \"Nothing to apply: " in res.out
     assert only_util(repo, "feature-clean~2")
 
 

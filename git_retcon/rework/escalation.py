@@ -20,7 +20,9 @@ class Observation:
     phase: Phase                # build, test, or tree (the final tree differs)
     keys: frozenset[str]        # failing locations
     tests: frozenset[str]       # failing test ids
-    tests_ran: bool             # every test ran, so the ones not failing passed
+    tests_ran: bool             # the tests ran, so the ones not failing passed (but those of not_run)
+    not_run: frozenset[str]     # test modules or files that failed to load: their tests did not run
+    failing: int                # failing cases (the runner's count: subtests each), else failing tests
     signature: str              # the failure with timings and addresses taken out
     remaining: frozenset[str]   # hunk ids of the remaining diff at that tree
     summary: str                # a few lines of evidence for a stuck summary
@@ -50,9 +52,24 @@ def observe(phase: Phase, output: str, parsed: Parsed, b: Blame, remaining: Iter
     return Observation(
         phase=phase, keys=frozenset(ln.key for ln in b.locations), tests=frozenset(parsed.tests),
         tests_ran=phase == "test" and bool(parsed.tests) and not parsed.interrupted,
+        not_run=frozenset(parsed.not_run),
+        failing=parsed.failed if parsed.failed is not None else len(parsed.tests),
         signature=signature(parsed, output), remaining=frozenset(remaining),
         summary=evidence(parsed, output).split("\n[...")[0][:800],
     )
+
+
+def _within(test: str, modules: frozenset[str]) -> bool:
+    """test belongs to one of modules (a file `a/t.py`, a dotted module `a.t`): it did not run then."""
+    return any(test == m or test.startswith((m + "::", m + ".")) for m in modules)
+
+
+def _test_files(test: str) -> set[str]:
+    """The files a test id may live in: pytest's `path::name`, unittest's `pkg.mod.Class.test`."""
+    if "::" in test or "/" in test:
+        return {test.split("::")[0]}
+    parts = test.split(".")
+    return {"/".join(parts[:k]) + ".py" for k in range(1, len(parts) + 1)}
 
 
 class Escalation:
@@ -80,9 +97,11 @@ class Escalation:
             return (f"escalated (persistent trouble spot): {persistent[0]} still fails after "
                     f"{self.attempts[persistent[0]]} rework attempts.\n{obs.summary}")
         if prev is not None and fix_changed is not None:
-            if prev.tests_ran and obs.phase == "test":
-                # A test failing now that ran and did not fail before, and that the fix did not edit.
-                newly = sorted(t for t in obs.tests - prev.tests if t.split("::")[0] not in fix_changed)
+            if prev.tests_ran and obs.phase == "test" and obs.failing >= prev.failing:
+                # A test failing now that ran and did not fail before, and that the fix did not edit;
+                # unless fewer fail now (errors 9 -> 4 with a new failure is progress).
+                newly = sorted(t for t in obs.tests - prev.tests
+                               if not _within(t, prev.not_run) and not _test_files(t) & fix_changed)
                 if newly:
                     return (f"escalated (regression cascade): the last fix made previously passing tests fail: "
                             f"{', '.join(newly[:10])}.\nBefore it, only these failed: "

@@ -40,7 +40,9 @@ class Parsed:
     names: list[str] = field(default_factory=list)      # identifiers reported missing
     modules: list[str] = field(default_factory=list)    # modules, headers, files reported missing
     packages: list[str] = field(default_factory=list)   # dependencies reported missing (crates, npm, go modules)
-    tests: list[str] = field(default_factory=list)      # failing test ids
+    tests: list[str] = field(default_factory=list)      # failing test ids (a subtest is its test)
+    not_run: list[str] = field(default_factory=list)    # test modules or files that failed to load (none ran)
+    failed: int | None = None   # failing cases as the runner's summary counts them (subtests each), when it says
     evidence: list[str] = field(default_factory=list)   # the lines that matter, in order
     tools: list[str] = field(default_factory=list)      # which formats were recognised
     cause: str = ""             # the first error's own words: the failure in one line
@@ -145,6 +147,15 @@ class Collector:
 
     def test(self, value: str) -> None:
         _add(self.out.tests, value)
+
+    def not_run(self, value: str) -> None:
+        """A test module or file that failed to load: it fails, and none of its tests ran."""
+        _add(self.out.tests, value)
+        _add(self.out.not_run, value)
+
+    def failed(self, count: int) -> None:
+        """The runner's own count of failing cases (its last summary wins)."""
+        self.out.failed = count
 
     def keep(self, i: int, shown: list[str] | None = None) -> None:
         self.evidence_at.add(i)

@@ -16,9 +16,20 @@ _PY_MISSING_NAME = [
 ]
 _PY_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '(?P<m>[\w.]+)'")
 _PYTEST_LOC = re.compile(r"^(?P<path>[^\s:][^:]*\.py):(?P<line>\d+): ?(?P<msg>(?:in \S+|\w+)?)\s*$")
-_PYTEST_SUMMARY = re.compile(r"^(?P<kind>FAILED|ERROR) (?P<id>\S+)(?: - (?P<msg>.*))?$")
+# `FAILED id - msg`, and pytest 9's subtests: `SUBFAILED[label] id` or `SUBFAILED(k='v') id` (the
+# test is the subtest's). Not unittest's `FAILED (errors=9)`, a summary.
+_PYTEST_SUMMARY = re.compile(r"^(?P<sub>SUB)?(?P<kind>FAILED|ERROR)(?:\[[^\]]*\]|\((?:[^()]|\([^()]*\))*\))? "
+                             r"(?P<id>[^\s(]\S*)(?: - (?P<msg>.*))?$")
+# pytest's last line, `4 failed, 5 passed, 1 error, 5 subtests passed in 0.03s`; unittest's
+# `FAILED (failures=1, errors=4)`.
+_PYTEST_COUNTS = re.compile(r"^=*\s*(?P<counts>\d+ \w[^=]*?) in [\d.]+s\b.*$")
+_UNITTEST_COUNTS = re.compile(r"^FAILED \((?P<counts>\w+=\d+(?:, \w[\w ]*=\d+)*)\)$")
+_COUNT = re.compile(r"(?P<n>\d+) (?:failed|errors?)\b|\b(?:failures|errors|unexpected successes)=(?P<n2>\d+)")
 _PYTEST_INTERRUPTED = re.compile(r"^!+ Interrupted: \d+ errors? during collection")
-_UNITTEST = re.compile(r"^(?P<kind>FAIL|ERROR): (?P<test>\w+) \((?P<where>[\w.]+)\)")
+# `FAIL: test_valid (pkg.mod.Class.test_valid) [label]` (3.11+), `(pkg.mod.Class)` before 3.11; a
+# module that failed to import is `ERROR: pkg.mod (unittest.loader._FailedTest[.pkg.mod])`.
+_UNITTEST = re.compile(r"^(?P<kind>FAIL|ERROR): (?P<test>[\w.]+) \((?P<where>[\w.]+)\)")
+_UNITTEST_NOT_LOADED = "unittest.loader._FailedTest"
 
 
 def python(lines: list[str], c: Collector) -> None:
@@ -37,7 +48,10 @@ def python(lines: list[str], c: Collector) -> None:
             continue
         m = _PYTEST_SUMMARY.match(line)
         if m:
-            c.test(m["id"])
+            if m["kind"] == "ERROR" and "::" not in m["id"] and not m["sub"]:
+                c.not_run(m["id"])      # a file that could not be collected
+            else:
+                c.test(m["id"])
             if m["msg"]:
                 c.cause(i, m["msg"])
             path = m["id"].split("::")[0]
@@ -52,9 +66,16 @@ def python(lines: list[str], c: Collector) -> None:
             continue
         m = _UNITTEST.match(line)
         if m:
-            c.test(f"{m['where']}" if m["where"].endswith("." + m["test"]) else f"{m['where']}.{m['test']}")
+            if m["where"].startswith(_UNITTEST_NOT_LOADED):
+                c.not_run(m["test"])
+            else:
+                c.test(m["where"] if m["where"].endswith("." + m["test"]) else f"{m['where']}.{m['test']}")
             c.tool("unittest")
             c.keep(i)
+            continue
+        m = _UNITTEST_COUNTS.match(line) or _PYTEST_COUNTS.match(line)
+        if m:
+            c.failed(_failing(m["counts"]))
             continue
         if line.startswith((">   ", ">\t", "E  ")):
             c.keep(i)  # pytest's failing source line and its error text
@@ -76,6 +97,11 @@ def python(lines: list[str], c: Collector) -> None:
             c.keep(i)
         elif "Error: " in line:
             _py_missing(line, c)
+
+
+def _failing(counts: str) -> int:
+    """Failing cases in a runner's summary: failed and errors (and unittest's unexpected successes)."""
+    return sum(int(m["n"] or m["n2"]) for m in _COUNT.finditer(counts))
 
 
 def _py_missing(line: str, c: Collector) -> None:

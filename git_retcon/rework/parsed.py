@@ -131,6 +131,19 @@ class Collector:
     def module(self, value: str) -> None:
         _add(self.out.modules, value)
 
+    def missing_file(self, raw: str) -> bool:
+        """A file the program could not open, as the module that adds it: by its path from the
+        worktree's root (an absolute path inside it, or a relative one, as run from the root).
+        False for one outside the worktree: not the project's."""
+        p = self.relative(raw, None)
+        if p.startswith("/") or not p:
+            return False
+        p = posixpath.normpath(p)
+        if p.startswith("../") or _NOT_OURS.search(p):
+            return False
+        self.module(p)
+        return True
+
     def package(self, value: str) -> None:
         _add(self.out.packages, value)
 

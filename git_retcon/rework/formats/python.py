@@ -15,6 +15,8 @@ _PY_MISSING_NAME = [
     re.compile(r"AttributeError: (?:module|type object|'[\w.]+' object) '?[\w.]*'? ?has no attribute '(?P<n>\w+)'"),
 ]
 _PY_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '(?P<m>[\w.]+)'")
+# A file read at runtime that is not there yet (a later commit adds it), often by an absolute path.
+_PY_MISSING_FILE = re.compile(r"(?:FileNotFoundError|NotADirectoryError): \[Errno \d+\] [^:]+: '(?P<m>[^']+)'")
 _PYTEST_LOC = re.compile(r"^(?P<path>[^\s:][^:]*\.py):(?P<line>\d+): ?(?P<msg>(?:in \S+|\w+)?)\s*$")
 # `FAILED id - msg`, and pytest 9's subtests: `SUBFAILED[label] id` or `SUBFAILED(k='v') id` (the
 # test is the subtest's). Not unittest's `FAILED (errors=9)`, a summary.
@@ -106,6 +108,9 @@ def _failing(counts: str) -> int:
 
 def _py_missing(line: str, c: Collector) -> None:
     c.missing(line, _PY_MISSING_NAME, [_PY_MISSING_MODULE])
+    f = _PY_MISSING_FILE.search(line)
+    if f:
+        c.missing_file(f["m"])
 
 
 def _last_e_line(lines: list[str], i: int) -> str:

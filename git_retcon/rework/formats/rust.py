@@ -31,6 +31,11 @@ _CRATE_MODULE = re.compile(r"unresolved import `crate::(?P<m>\w+)")
 _CRATE = re.compile(r"(?:unlinked crate|undeclared crate or module|can't find crate for|"
                     r"use of unresolved module or unlinked crate) `(?P<p>\w+)`")
 _PANIC = re.compile(r"panicked at (?:'.*', )?(?P<path>[^\s:']+\.rs):(?P<line>\d+):(?P<col>\d+)")
+# A panic's message that says a file is not there (io::Error's Display or Debug), and the paths in it:
+# a later commit may add the file. include_str!/include_bytes! of one is a build error.
+_NOT_FOUND = re.compile(r"No such file or directory|kind: NotFound")
+_PATH_WORD = re.compile(r"(?<![\w/.-])(?P<p>/?(?:[\w.-]+/)+[\w.-]+)")
+_INCLUDE = re.compile(r"couldn't read `(?P<m>[^`]+)`")
 _CARGO_TEST = [re.compile(r"^(?P<id>[\w:]+) --- FAILED$"), re.compile(r"^test (?P<id>\S+) \.\.\. FAILED$")]
 _NOT_BUILT = re.compile(r"^error: (?:could not compile `|aborting due to)")
 _SOURCE = re.compile(r"^\s*\d+\s*\|")    # the source line under a message
@@ -89,6 +94,7 @@ def rust(lines: list[str], c: Collector) -> None:
             for j in (i + 1, i + 2, i + 3):
                 if j < len(lines) and lines[j].strip() and not lines[j].startswith("note:"):
                     c.keep(j)
+                    _panic_file(lines[j], c)     # the message, under `panicked at path:line:col:`
             continue
         for rx in _CARGO_TEST:
             t = rx.match(line)
@@ -98,8 +104,18 @@ def rust(lines: list[str], c: Collector) -> None:
                 c.keep(i)
 
 
+def _panic_file(message: str, c: Collector) -> None:
+    """The files a panic's message says are not there (its paths, inside the worktree)."""
+    if _NOT_FOUND.search(message):
+        for m in _PATH_WORD.finditer(message):
+            c.missing_file(m["p"])
+
+
 def _missing(text: str, c: Collector) -> None:
     c.missing(text, _NAMES, [_MODULE, _CRATE_MODULE])
+    inc = _INCLUDE.search(text)
+    if inc:
+        c.missing_file(inc["m"])
     files = _MODULE_FILES.search(text)
     if files:
         for f in (files["a"], files["b"]):

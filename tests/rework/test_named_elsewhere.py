@@ -1,0 +1,61 @@
+"""What a real failure names beyond a missing identifier, found in the remaining diff on a real
+repository: a file read at runtime (by its absolute path in the build worktree, or relative), a
+callee whose signature a later commit changes, and a C type's declaration (fixtures: the issue 32
+table of tests/rework/fixtures/README.md)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+
+from git_retcon import diff, rework
+
+FIXTURES = Path(__file__).parent / "fixtures"
+UNRELATED = {"README.md": "# rates\n\nRates.\n", "docs/data.md": "# data\n", "scripts/release.sh": "echo ok\n"}
+
+
+def remaining_of(repo, base: dict[str, str], added: dict[str, str]) -> list[diff.Hunk]:
+    """The remaining diff of a cleaned branch still at base, its source having added `added`."""
+    repo.commit("base", base)
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("feature", {**added, **UNRELATED})
+    g = pygit2.Repository(str(repo.path))
+    tree = {rev: str(g.revparse_single(rev).peel(pygit2.Commit).tree_id) for rev in ("main", "feature")}
+    return diff.remaining(g, tree["main"], tree["feature"])
+
+
+def candidates(name: str, root: str, remaining: list[diff.Hunk], known: list[str]) -> dict[str, str]:
+    p = rework.parse((FIXTURES / name).read_text(), "/tmp/i32cap/" + root)
+    b = rework.blame(p, [], remaining, known)
+    return {c.hunk.path: c.reason for c in b.candidates}
+
+
+# -- a file read at runtime that a later commit adds -----------------------------------------
+
+
+def test_python_file_not_found_by_its_absolute_path_in_the_worktree(repo):
+    base = {"pkg/__init__.py": "", "pkg/loader.py": "DATA = 1\n", "tests/test_loader.py": "import unittest\n"}
+    remaining = remaining_of(repo, base, {"pkg/data/x.json": '{"eur": 1}\n', "data/x.json": "{}\n",
+                                          "pkg/other.json": "{}\n"})
+    for name in ("unittest-filenotfound.txt", "pytest-filenotfound.txt"):
+        p = rework.parse((FIXTURES / name).read_text(), "/tmp/i32cap/pyfile")
+        assert p.modules == ["pkg/data/x.json"], name
+        found = candidates(name, "pyfile", remaining, list(base))
+        assert found == {"pkg/data/x.json": "adds pkg/data/x.json (missing `pkg/data/x.json`)"}, name
+
+
+def test_rust_panic_naming_the_file_and_include_str(repo):
+    base = {"Cargo.toml": '[package]\nname = "rates"\n', "src/lib.rs": "pub fn load() {}\n",
+            "tests/cases.rs": "#[test]\nfn t() {}\n"}
+    remaining = remaining_of(repo, base, {"tests/data/cases.json": '{"eur": 1}\n', "tests/data/rates.csv": "eur,1\n",
+                                          "data/schema.sql": "create table t (x int);\n",
+                                          "data/cases.json": "{}\n"})
+    p = rework.parse((FIXTURES / "cargo-test-enoent.txt").read_text(), "/tmp/i32cap/rsfile")
+    assert p.modules == ["tests/data/cases.json", "tests/data/rates.csv"]
+    assert p.tests == ["reads_the_cases", "reads_the_rates"]
+    found = candidates("cargo-test-enoent.txt", "rsfile", remaining, list(base))
+    assert set(found) == {"tests/data/cases.json", "tests/data/rates.csv"}
+    # include_str! of a file not added yet: a build error naming it from the including file.
+    p = rework.parse((FIXTURES / "cargo-build-include-str.txt").read_text(), "/tmp/i32cap/rsinc")
+    assert p.modules == ["data/schema.sql"] and [loc.key for loc in p.locations] == ["src/lib.rs:1"]
+    assert list(candidates("cargo-build-include-str.txt", "rsinc", remaining, list(base))) == ["data/schema.sql"]

@@ -59,3 +59,64 @@ def test_rust_panic_naming_the_file_and_include_str(repo):
     p = rework.parse((FIXTURES / "cargo-build-include-str.txt").read_text(), "/tmp/i32cap/rsinc")
     assert p.modules == ["data/schema.sql"] and [loc.key for loc in p.locations] == ["src/lib.rs:1"]
     assert list(candidates("cargo-build-include-str.txt", "rsinc", remaining, list(base))) == ["data/schema.sql"]
+
+
+# -- a call that no longer fits its callee: the later commit that changes the signature -----------
+
+
+CLOCK_GO = """package clock
+
+import "time"
+
+func getTime() string {
+\treturn time.Now().UTC().Format(time.RFC3339)
+}
+
+func stamp(prefix string, t string) string {
+\treturn prefix + " " + t
+}
+
+type Clock struct{ zone string }
+
+func (c Clock) Now() string {
+\treturn getTime()
+}
+"""
+
+
+def test_go_argument_count_names_the_callee_whose_signature_a_later_commit_changes(repo):
+    old = CLOCK_GO
+    base = {"go.mod": "module example.com/gosig\n\ngo 1.19\n", "clock/clock.go": old,
+            "clock/report.go": "package clock\n"}
+    new = old.replace("func getTime() string {\n\treturn time.Now().UTC()",
+                      "func getTime(zone string) string {\n\treturn time.Now().In(location(zone))")
+    new = new.replace("func stamp(prefix string, t string) string {\n\treturn prefix + \" \" + t",
+                      "func stamp(t string) string {\n\treturn \"at \" + t")
+    new = new.replace("func (c Clock) Now() string {", "func (c Clock) Now(local bool) string {")
+    remaining = remaining_of(repo, base, {"clock/clock.go": new, "clock/zone.go": "package clock\n"})
+    p = rework.parse((FIXTURES / "go-build-arguments.txt").read_text(), "/tmp/i32cap/gosig")
+    assert p.names == ["getTime", "stamp", "Now"]
+    found = candidates("go-build-arguments.txt", "gosig", remaining, list(base))
+    assert set(found) == {"clock/clock.go"}
+    reasons = [c.reason for c in rework.blame(p, [], remaining, list(base)).candidates]
+    assert any(r.startswith("defines `getTime` (func getTime(zone string) string {") for r in reasons), reasons
+
+
+def test_c_python_and_rust_argument_counts_name_the_callee(repo):
+    base = {"src/clock.h": "const char *get_time(void);\nint stamp(const char *prefix, const char *t);\n",
+            "src/clock.rs": "pub fn get_time() -> String {\n    String::from(\"12:00\")\n}\n",
+            "app/clock.py": "def get_time():\n    return '12:00'\n\n\ndef stamp(prefix, t):\n    return prefix + t\n"}
+    remaining = remaining_of(repo, base, {
+        "src/clock.h": "const char *get_time(const char *zone);\nint stamp(const char *t);\n",
+        "src/clock.rs": "pub fn get_time(zone: &str) -> String {\n    format!(\"12:00 {zone}\")\n}\n",
+        "app/clock.py": "def get_time(zone):\n    return '12:00'\n\n\ndef stamp(t, zone=None):\n    return 'at ' + t\n",
+    })
+    for name, root, names, path in (
+            ("gcc-arguments.txt", "csig", ["get_time", "stamp"], "src/clock.h"),
+            ("unittest-arguments.txt", "pysig", ["get_time", "stamp"], "app/clock.py"),
+            ("cargo-build-arguments.txt", "rssig", ["get_time", "stamp"], "src/clock.rs"),
+            ("cargo-build-arguments-json.txt", "rssig", ["get_time", "stamp"], "src/clock.rs")):
+        p = rework.parse((FIXTURES / name).read_text(), "/tmp/i32cap/" + root)
+        assert p.names == names, name
+        reasons = [c.reason for c in rework.blame(p, [], remaining, list(base)).candidates if c.hunk.path == path]
+        assert any(r.startswith("defines `get_time`") for r in reasons), (name, reasons)

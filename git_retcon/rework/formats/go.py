@@ -12,7 +12,9 @@ _NAMES = [re.compile(r"undefined: (?:\w+\.)?(?P<n>\w+)"),
           re.compile(r"undeclared name: (?P<n>\w+)"),
           re.compile(r"\w+\.(?P<n>\w+) undefined \(type"),
           re.compile(r"has no field or method (?P<n>\w+)"),
-          re.compile(r"(?P<n>\w+) not declared by package \w+")]
+          re.compile(r"(?P<n>\w+) not declared by package \w+"),
+          # A call that no longer fits its callee: a later commit may change the callee's signature.
+          re.compile(r"(?:too many|not enough) arguments in call to (?:[\w.]+\.)?(?P<n>\w+)")]
 # A package the build cannot find: in this module (a directory not added yet) or a dependency.
 _PACKAGE = [re.compile(r"no required module provides package (?P<m>[^\s;]+)"),
             re.compile(r"cannot find module providing package (?P<m>[^\s:;]+)"),

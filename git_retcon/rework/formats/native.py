@@ -20,6 +20,8 @@ _C_NAMES = [
     re.compile(rf"no member named {Q}(?P<n>{NAME}){Q}"),
     re.compile(rf"has no member named {Q}(?P<n>{NAME}){Q}"),
     re.compile(rf"no type named {Q}(?P<n>{NAME}){Q}"),
+    # A call that no longer fits its callee: a later commit may change the callee's signature.
+    re.compile(rf"too (?:many|few) arguments to function {Q}(?P<n>{NAME}){Q}"),
 ]
 _C_HEADER = [re.compile(r"^(?P<m>[^\s:]+): No such file or directory"),
              re.compile(rf"^{Q}(?P<m>[^'\"]+){Q} file not found")]

@@ -13,6 +13,9 @@ _PY_MISSING_NAME = [
     re.compile(r"NameError: name '(?P<n>\w+)' is not defined"),
     re.compile(r"ImportError: cannot import name '(?P<n>\w+)' from"),
     re.compile(r"AttributeError: (?:module|type object|'[\w.]+' object) '?[\w.]*'? ?has no attribute '(?P<n>\w+)'"),
+    # A call that no longer fits its callee: a later commit may change the callee's signature.
+    re.compile(r"TypeError: (?:[\w.]+\.)?(?P<n>\w+)\(\) (?:takes|missing|got an unexpected keyword|"
+               r"got multiple values)"),
 ]
 _PY_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '(?P<m>[\w.]+)'")
 # A file read at runtime that is not there yet (a later commit adds it), often by an absolute path.

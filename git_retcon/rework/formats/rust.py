@@ -35,6 +35,8 @@ _PANIC = re.compile(r"panicked at (?:'.*', )?(?P<path>[^\s:']+\.rs):(?P<line>\d+
 # a later commit may add the file. include_str!/include_bytes! of one is a build error.
 _NOT_FOUND = re.compile(r"No such file or directory|kind: NotFound")
 _PATH_WORD = re.compile(r"(?<![\w/.-])(?P<p>/?(?:[\w.-]+/)+[\w.-]+)")
+_DEFINED_HERE = re.compile(r"^note: (?:\w+ )*(?:function|method) defined here$")
+_FN = re.compile(r"\bfn\s+(?P<n>\w+)")
 _INCLUDE = re.compile(r"couldn't read `(?P<m>[^`]+)`")
 _CARGO_TEST = [re.compile(r"^(?P<id>[\w:]+) --- FAILED$"), re.compile(r"^test (?P<id>\S+) \.\.\. FAILED$")]
 _NOT_BUILT = re.compile(r"^error: (?:could not compile `|aborting due to)")
@@ -86,6 +88,7 @@ def rust(lines: list[str], c: Collector) -> None:
                 continue
             if not line.strip():
                 head = None
+            _callee(lines, i, c)
         p = _PANIC.search(line)
         if p:
             c.location("cargo", p["path"], p["line"], p["col"], "panicked")
@@ -102,6 +105,19 @@ def rust(lines: list[str], c: Collector) -> None:
                 c.test(t["id"])
                 c.tool("cargo")
                 c.keep(i)
+
+
+def _callee(lines: list[str], i: int, c: Collector) -> None:
+    """A call that does not fit its callee (E0061) shows the callee under `note: function defined
+    here`: its name, for the later commit that may change its signature."""
+    if not _DEFINED_HERE.match(lines[i]):
+        return
+    for j in range(i + 1, min(i + 5, len(lines))):
+        if _SOURCE.match(lines[j]):
+            fn = _FN.search(lines[j])
+            if fn:
+                c.name(fn["n"])
+            return
 
 
 def _panic_file(message: str, c: Collector) -> None:
@@ -148,6 +164,9 @@ def _json(i: int, line: str, c: Collector) -> None:
     c.keep(i, rendered.rstrip("\n").splitlines()[:12])
     for part in [text, rendered] + [str(ch.get("message", "")) for ch in msg.get("children", []) or []]:
         _missing(part, c)
+    shown = rendered.splitlines()
+    for j in range(len(shown)):
+        _callee(shown, j, c)
     for span in msg.get("spans", []) or []:
         if span.get("is_primary") and str(span.get("file_name", "")).endswith(".rs"):
             c.location("rustc", span["file_name"], span.get("line_start"), span.get("column_start"), head)

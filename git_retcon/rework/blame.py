@@ -39,7 +39,9 @@ def _definition(name: str) -> re.Pattern[bytes]:
         rb"class\s+" + n + rb"\b",                                      # Python, TS, C++
         n + rb"\s*(?::[^=\n]*)?=(?!=)",                                  # X = ... / X: T = ...
         rb"(?:pub(?:\([^)]*\))?\s+)?(?:const\s+|async\s+|unsafe\s+|extern\s+\"C\"\s+)*fn\s+" + n + rb"\b",
-        rb"(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|type|mod|const|static|union|macro_rules!)\s+" + n + rb"\b",
+        rb"(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|type|mod|union|macro_rules!)\s+" + n + rb"\b",
+        # Rust's const and static are typed (`static N: T`): C's `static T var` is a use of T.
+        rb"(?:pub(?:\([^)]*\))?\s+)?(?:const|static)\s+(?:mut\s+)?" + n + rb"\s*:",
         rb"type\s+" + n + rb"\b",                                       # Go, TS
         rb"func\s+(?:\([^)]*\)\s*)?" + n + rb"\s*[(\[]",                 # Go
         rb"export\b[^\n]*\b" + n + rb"\b",                              # TS/JS exports
@@ -50,9 +52,12 @@ def _definition(name: str) -> re.Pattern[bytes]:
         + rb"\s*(?:\([^)\n]*\)\s*\{|:\s*(?:async\s+)?(?:function\b|\())",       # JS methods
         rb"(?:[\w@]+\s+)*(?:fun|val|var|object|class|interface|record|@interface)\s+(?:<[^>]*>\s*)?"
         rb"(?:[\w.<>]+\.)?" + n + rb"\b",                                   # Kotlin, Java
-        rb"(?:const|let|var|interface|enum)\s+" + n + rb"\b",          # JS/TS
+        rb"(?:interface|enum)\s+" + n + rb"\b",                        # TS, C
+        rb"(?:const|let|var)\s+" + n + rb"\s*(?:[=:;,]|$)",            # JS/TS (C's `const T *x` uses T)
         rb"#\s*define\s+" + n + rb"\b",                                 # C macros
         rb"(?:typedef\b[^;]*\b" + n + rb"\s*;|struct\s+" + n + rb"\s*\{)",  # C types
+        rb"typedef\b[^;]*\(\s*\*\s*" + n + rb"\s*\)",                  # C function pointer types
+        rb"\}\s*" + n + rb"\s*;",                                     # a typedef struct/enum's end
         rb"(?!return\b|else\b|case\b|new\b)[A-Za-z_][\w \t*&<>,:]*[\s*&:]" + n + rb"\s*\([^;{]*\)\s*"
         rb"(?:const\s*)?(?:throws [\w., ]+)?[{;]?\s*$",                   # C, C++ (ns::f), Java methods
     ]

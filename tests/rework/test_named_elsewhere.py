@@ -9,6 +9,7 @@ from pathlib import Path
 import pygit2
 
 from git_retcon import diff, rework
+from git_retcon.rework.blame import _definition
 
 FIXTURES = Path(__file__).parent / "fixtures"
 UNRELATED = {"README.md": "# rates\n\nRates.\n", "docs/data.md": "# data\n", "scripts/release.sh": "echo ok\n"}
@@ -120,3 +121,56 @@ def test_c_python_and_rust_argument_counts_name_the_callee(repo):
         assert p.names == names, name
         reasons = [c.reason for c in rework.blame(p, [], remaining, list(base)).candidates if c.hunk.path == path]
         assert any(r.startswith("defines `get_time`") for r in reasons), (name, reasons)
+
+
+# -- C: a type's definition is the typedef, struct or enum that declares it ------------------------
+
+PARSON_H = """#ifndef PARSON_H
+#define PARSON_H
+#include <stddef.h>
+
+typedef struct json_value_t JSON_Value;
+
+JSON_Value *json_value_init_null(void);
+void json_value_free(JSON_Value *value);
+#endif
+"""
+PARSON_C = """#include <stdlib.h>
+#include "parson.h"
+
+struct json_value_t {
+    JSON_Value_Type type;
+};
+
+static JSON_Malloc_Function parson_malloc = malloc;
+"""
+
+
+def test_c_unknown_type_name_is_the_typedef_in_the_header_not_a_static_that_uses_it(repo):
+    base = {"src/parson.h": PARSON_H, "src/parson.c": PARSON_C}
+    header = PARSON_H.replace("typedef struct json_value_t JSON_Value;\n", (
+        "typedef struct json_value_t JSON_Value;\n\n"
+        "enum json_value_type {\n    JSONError = -1,\n    JSONNull = 1,\n    JSONString = 2\n};\n"
+        "typedef int JSON_Value_Type;\n\n"
+        "typedef void * (*JSON_Malloc_Function)(size_t);\n"
+        "typedef void   (*JSON_Free_Function)(void *);\n"))
+    source = PARSON_C + ("\n\n\n\n\n\n\n/* the allocator */\n"
+                         "static JSON_Free_Function parson_free = free;\n"
+                         "static JSON_Malloc_Function parson_malloc_default = malloc;\n")
+    remaining = remaining_of(repo, base, {"src/parson.h": header, "src/parson.c": source})
+    p = rework.parse((FIXTURES / "gcc-unknown-type.txt").read_text(), "/tmp/i32cap/ctype")
+    assert p.names == ["JSON_Value_Type", "JSON_Malloc_Function", "JSONNull"]
+    b = rework.blame(p, [], remaining, list(base))
+    defines = {c.reason: c.hunk.path for c in b.candidates if c.reason.startswith("defines")}
+    assert set(defines.values()) == {"src/parson.h"}, defines
+    assert list(defines) == ["defines `JSON_Value_Type` (typedef int JSON_Value_Type;)"]
+    # Each declares its type, with the header's hunk found for each name on its own.
+    for name, line in (("JSON_Malloc_Function", "typedef void * (*JSON_Malloc_Function)(size_t);"),
+                       ("JSON_Free_Function", "typedef void   (*JSON_Free_Function)(void *);"),
+                       ("JSON_Value_Type", "} JSON_Value_Type;"), ("JSONNull", "JSONNull = 1,"),
+                       ("json_value_type", "enum json_value_type {")):
+        assert _definition(name).search(line.encode()), name
+    for name, line in (("JSON_Malloc_Function", "static JSON_Malloc_Function parson_malloc = malloc;"),
+                       ("JSON_Value", "const JSON_Value *json_object_get_value(const JSON_Object *object);"),
+                       ("JSON_Value", "static JSON_Value *parse_value(const char **string, size_t nesting);")):
+        assert not _definition(name).search(line.encode()), (name, line)

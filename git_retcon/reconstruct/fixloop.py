@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from git_retcon import diff
-from git_retcon.git.ids import CommitId, tree_of
+from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.plumbing import full_sha, get_commit
 from git_retcon.model.outcome import Proposed, Stuck
 from git_retcon.reconstruct import steps
 from git_retcon.reconstruct.journal import Journal, Made, Stop
-from git_retcon.reconstruct.judge import recorded_failure
+from git_retcon.reconstruct.judge import as_failure, recorded_failure
 from git_retcon.reconstruct.work import Work
 from git_retcon.state import spec as specmod
 from git_retcon.ui import plural
@@ -20,6 +20,7 @@ from git_retcon.ui import plural
 if TYPE_CHECKING:
     # rework (failure parsers: many regexes) is imported when a build or test fails, not at start-up.
     from git_retcon import rework
+    from git_retcon.sandbox.runner import Result
 
 
 def fix(w: Work, journal: Journal, failure: rework.Failure, escalation: rework.Escalation,
@@ -61,16 +62,17 @@ def replay(w: Work) -> rework.Escalation:
 
 
 def diagnose(w: Work, failure: rework.Failure, attempts: dict[str, int],
-             sha: CommitId | None = None) -> rework.Diagnosis:
-    """Parse and blame the failure of commit sha (the branch tip, as verify tested it, by default)."""
+             sha: CommitId | None = None, tree: TreeId | None = None) -> rework.Diagnosis:
+    """Parse and blame the failure of commit sha (the branch tip, as verify tested it, by default),
+    or of tree made on it."""
     from git_retcon import rework
     repo = w.run.repo
     commit = get_commit(repo, sha or w.tip())
     first = get_commit(repo, full_sha(repo, w.commit.created[0]))
     base_tree = tree_of(first.parents[0] if first.parents else get_commit(repo, w.br.base))
     return rework.diagnose(
-        repo, failure, base_tree=base_tree, tree=tree_of(commit),
-        parent_tree=tree_of(commit.parents[0]), source_tree=w.br.source_tree,
+        repo, failure, base_tree=base_tree, tree=tree or tree_of(commit),
+        parent_tree=tree_of(commit) if tree else tree_of(commit.parents[0]), source_tree=w.br.source_tree,
         root=str(w.wt.path), attempts=attempts)
 
 
@@ -84,6 +86,8 @@ def _fix_step(w: Work, journal: Journal, diag: rework.Diagnosis, attempt: int) -
         ui.line(f"Blame: {plural(len(candidates), 'candidate hunk')} in the remaining diff "
                 f"({', '.join(paths[:3])}{'...' if len(paths) > 3 else ''})")
     start = steps.session(w, "fix", tip, diag.brief, candidates)
+    # The tree plain code tried the candidates on (the worktree holds them now), and how it failed.
+    tried = _tried(w, diag, start.checked) if start.checked is not None else None
     values = steps.prompt_values(w, start)
     # The candidates' ids as read_diff showed them when the step began, before the candidates were
     # applied for the model (the note keeps them whole).
@@ -93,5 +97,30 @@ def _fix_step(w: Work, journal: Journal, diag: rework.Diagnosis, attempt: int) -
     res = steps.step(w, journal, "fix.md", values, start)
     if not isinstance(res.outcome, Proposed):
         return res.outcome
+    if tried is not None and res.outcome.tree == tried[0] and tried[1] is not None:
+        return Stuck(_not_better(diag, tried[1], candidates))
     ui.line(f"Creating WIP commit... {res.outcome.message}")
     return journal.make(w, res, tip, diag.brief)
+
+
+def _tried(w: Work, diag: rework.Diagnosis, checked: Result) -> tuple[TreeId, str | None]:
+    """The tree the candidates were tried on, and why they are no fix: their failure, when it is
+    not better than the one they were to mend (None: they pass, or change it for the better)."""
+    from git_retcon import rework
+    tree = w.wt.tree()
+    if checked.passed:
+        return tree, None
+    after = diagnose(w, as_failure(checked), {}, tree=tree)
+    return tree, None if rework.better(diag.obs, after.obs) else after.failure.headline + (
+        f": {after.parsed.cause}" if after.parsed.cause else "")
+
+
+def _not_better(diag: rework.Diagnosis, after: str, candidates: list[rework.Candidate]) -> str:
+    """A stop that says what was tried, and that it was not committed."""
+    tried = "; ".join(f"{c.hunk.path} ({c.reason})" for c in candidates[:5])
+    more = f" and {len(candidates) - 5} more" if len(candidates) > 5 else ""
+    before = diag.failure.headline + (f": {diag.parsed.cause}" if diag.parsed.cause else "")
+    result = (f"with them it fails the same way: {before}" if after == before
+              else f"before: {before}; with them: {after}")
+    return (f"the candidate hunks tried as a fix did not change the failure for the better, so nothing was "
+            f"committed. Tried: {tried}{more}; {result}")

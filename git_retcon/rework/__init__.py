@@ -7,7 +7,7 @@ escalation.py (the rules that stop a fix loop) < diagnose.py (one failure, all o
 from git_retcon.rework.blame import Blame, Candidate, blame, repo_path
 from git_retcon.rework.brief import CONSTRAINT, Brief, brief
 from git_retcon.rework.diagnose import Diagnosis, Failure, diagnose
-from git_retcon.rework.escalation import PERSISTENT_ATTEMPTS, Escalation, Observation, observe, signature
+from git_retcon.rework.escalation import PERSISTENT_ATTEMPTS, Escalation, Observation, better, observe, signature
 from git_retcon.rework.parsed import Location, Parsed, evidence
 from git_retcon.rework.parsers import parse
 
@@ -24,6 +24,7 @@ __all__ = [
     "Observation",
     "Parsed",
     "blame",
+    "better",
     "brief",
     "diagnose",
     "evidence",

@@ -59,6 +59,22 @@ def observe(phase: Phase, output: str, parsed: Parsed, b: Blame, remaining: Iter
     )
 
 
+_ORDER = {"build": 0, "test": 1, "tree": 2}   # how far a verification got before it failed
+
+
+def better(before: Observation, after: Observation | None) -> bool:
+    """Whether a fix changed the failure for the better: it passes (after is None), it fails later
+    (the build passes now), or in the same phase it fails differently and in no more cases
+    (errors 9 -> 4 is better; the same failure again is not; a later test phase is)."""
+    if after is None:
+        return True
+    if after.phase != before.phase:
+        return _ORDER[after.phase] > _ORDER[before.phase]
+    if after.signature == before.signature:
+        return False
+    return not (after.phase == "test" and after.failing > before.failing > 0)
+
+
 def _within(test: str, modules: frozenset[str]) -> bool:
     """test belongs to one of modules (a file `a/t.py`, a dotted module `a.t`): it did not run then."""
     return any(test == m or test.startswith((m + "::", m + ".")) for m in modules)

@@ -74,3 +74,15 @@ def test_a_test_that_passed_before_and_fails_now_with_no_progress_is_a_cascade()
     e2.observe(before)
     e2.attempt(before)
     assert e2.observe(again, {"tests/test_report.py"}) is None
+
+
+def test_a_fix_is_better_when_it_passes_gets_further_or_fails_in_fewer_cases():
+    before = observed("unittest-subtest-before.txt", ["a", "b"])
+    after = observed("unittest-subtest-after.txt", ["a"])
+    assert rework.better(before, after) and rework.better(before, None)
+    assert not rework.better(after, before)                      # 5 failing cases -> 9
+    assert not rework.better(after, observed("unittest-subtest-after.txt", ["a"]))   # the same failure
+    text = (FIXTURES / "gcc-unknown-type.txt").read_text()
+    p = rework.parse(text, "/tmp/i32cap/ctype")
+    build = rework.observe("build", text, p, rework.blame(p, [], [], []), [])
+    assert rework.better(build, after) and not rework.better(after, build)

@@ -289,7 +289,10 @@ def _write(store: Store, stored: Stored, br: Branches, tip: CommitId, remade: li
 def finish_interrupted(store: Store, stored: Stored, say: Callable[[str], None]) -> None:
     """An absorb killed after it saved the spec and before it moved the branch: move it now.
     The pending operation record says what the branch was before; it is still there."""
-    op = oplog.last(store, stored.name)
+    try:
+        op = oplog.last(store, stored.name)
+    except oplog.DamagedLog:
+        return      # no record of an absorb to finish (undo says how to clear the log)
     ref = branch_ref(stored.spec.cleaned)
     if op is None or op.what != "absorb" or op.after is not None:
         return

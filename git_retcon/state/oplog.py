@@ -12,6 +12,7 @@ the values it left. An operation that changed nothing leaves no record.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -19,9 +20,10 @@ from dataclasses import dataclass
 
 import pygit2
 
+from git_retcon.errors import RetconError
 from git_retcon.git.commits import signature
 from git_retcon.git.ownership import branch_ref, name_problem
-from git_retcon.git.plumbing import cas_ref, get_blob, get_commit, ref_target
+from git_retcon.git.plumbing import cas_ref, ref_target
 from git_retcon.state.store import Store, spec_ref
 
 UNDO_PREFIX = "refs/retcon-undo/"
@@ -54,9 +56,26 @@ def refs_of(cleaned: str, name: str) -> list[str]:
     return [spec_ref(name), branch_ref(cleaned)]
 
 
+class DamagedLog(RetconError):
+    """The undo log is not what git-retcon writes (a ref at a blob, a record with the wrong types,
+    refs it does not own): read as untrusted, it is one error that says how to clear it."""
+
+
+def damaged(name: str, why: str) -> DamagedLog:
+    ref = undo_ref(name)
+    return DamagedLog(f"the undo log {ref} is damaged ({why}): nothing was changed; clear it with "
+                      f"`git update-ref -d {ref}` (undo then has nothing to take back for '{name}')")
+
+
 def last(store: Store, name: str) -> Op | None:
+    """The last record; DamagedLog when the log's tip is not one git-retcon wrote."""
     tip = ref_target(store.repo, undo_ref(name))
-    return None if tip is None else _read(store.repo, tip)
+    if tip is None:
+        return None
+    try:
+        return _read(store.repo, tip)
+    except _Bad as exc:
+        raise damaged(name, str(exc)) from None
 
 
 @contextmanager
@@ -67,29 +86,35 @@ def recording(store: Store, name: str, what: str, refs: list[str]) -> Iterator[N
     if name_problem(name):
         yield
         return
-    pending = last(store, name)
+    try:
+        pending = last(store, name)
+    except DamagedLog:      # appending goes on: on top of a damaged record, or afresh in place of a non-commit
+        pending = None
     if pending is not None and pending.after is None:   # a killed operation: done, with what it left
         _write(store, name, pending.what, pending.before, _values(store.repo, list(pending.before)),
                pending.previous, replace=pending.record, at=pending.at)
     before = _values(store.repo, refs)
     base = ref_target(store.repo, undo_ref(name))
-    record = _write(store, name, what, before, None, base, replace=base)
+    on = base if base is not None and isinstance(store.repo.get(base), pygit2.Commit) else None
+    record = _write(store, name, what, before, None, on, replace=base)
     try:
         yield
     except BaseException:
         with suppress(Exception):   # the operation's own error is the one to see; the next completes this
-            _complete(store, name, what, before, refs, base, record)
+            _complete(store, name, what, before, refs, base, on, record)
         raise
-    _complete(store, name, what, before, refs, base, record)
+    _complete(store, name, what, before, refs, base, on, record)
 
 
 def _complete(store: Store, name: str, what: str, before: dict[str, str | None], refs: list[str],
-              base: str | None, record: str) -> None:
+              base: str | None, on: str | None, record: str) -> None:
+    """base: the log's tip before the operation (put back when it changed nothing); on: the
+    record it goes on (base, unless base was no record)."""
     after = _values(store.repo, refs)
     if after == before:     # nothing changed: nothing to undo
         cas_ref(store.repo, undo_ref(name), base, record, f"retcon: {what} (no change)")
     else:
-        _write(store, name, what, before, after, base, replace=record)
+        _write(store, name, what, before, after, on, replace=record)
 
 
 def drop_last(store: Store, name: str, op: Op) -> None:
@@ -120,13 +145,47 @@ def _write(store: Store, name: str, what: str, before: dict[str, str | None],
     return commit
 
 
-def _read(repo: pygit2.Repository, record: str) -> Op | None:
-    commit = get_commit(repo, record)
+class _Bad(Exception):
+    """Why a record is not one git-retcon wrote."""
+
+
+_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
+def _read(repo: pygit2.Repository, record: str) -> Op:
+    """A record, its every field checked (a human or a tool may have written it)."""
+    commit = repo.get(record)
+    if not isinstance(commit, pygit2.Commit):
+        raise _Bad(f"it points at a {type(commit).__name__.lower() if commit is not None else 'missing object'}, "
+                   "not a record")
     try:
-        doc = json.loads(get_blob(repo, commit.tree[_FILE].id).data)
+        entry = commit.tree[_FILE]
+        blob = repo.get(entry.id)
+        doc = json.loads(blob.data if isinstance(blob, pygit2.Blob) else b"")
     except (KeyError, ValueError):
-        return None
-    previous = doc.get("previous")
-    return Op(str(doc.get("op", "?")), float(doc.get("at", 0)), dict(doc.get("before") or {}),
-              dict(doc["after"]) if isinstance(doc.get("after"), dict) else None, record,
-              previous if isinstance(previous, str) else None)
+        raise _Bad(f"record {record[:9]} has no readable {_FILE}") from None
+    if not isinstance(doc, dict):
+        raise _Bad(f"record {record[:9]}'s {_FILE} is not an object")
+    what, at, previous = doc.get("op"), doc.get("at"), doc.get("previous")
+    if not isinstance(what, str) or isinstance(at, bool) or not isinstance(at, (int, float)):
+        raise _Bad(f"record {record[:9]} has no operation name or time")
+    if previous is not None and not (isinstance(previous, str) and _SHA.fullmatch(previous)
+                                     and isinstance(repo.get(previous), pygit2.Commit)):
+        raise _Bad(f"record {record[:9]}'s previous record is not a commit")
+    before = _refs(doc.get("before"), record, "before")
+    after = None if doc.get("after") is None else _refs(doc.get("after"), record, "after")
+    if before is None:
+        raise _Bad(f"record {record[:9]} has no refs before")
+    return Op(what, float(at), before, after, record, previous)
+
+
+def _refs(value: object, record: str, field: str) -> dict[str, str | None] | None:
+    """A record's ref values: ref names to commit ids or null."""
+    if not isinstance(value, dict):
+        raise _Bad(f"record {record[:9]}'s `{field}` is not an object of refs")
+    for ref, sha in value.items():
+        if not isinstance(ref, str) or not ref.startswith("refs/") or not pygit2.reference_is_valid_name(ref):
+            raise _Bad(f"record {record[:9]}'s `{field}` names {ref!r}, not a ref")
+        if sha is not None and not (isinstance(sha, str) and _SHA.fullmatch(sha)):
+            raise _Bad(f"record {record[:9]}'s `{field}` gives {ref} the value {sha!r}, not a commit id")
+    return dict(value)

@@ -302,6 +302,7 @@ def header(repo: pygit2.Repository, text: str) -> str:
 def edit(repo: pygit2.Repository, text: str, filename: str = "spec.toml") -> specmod.Spec | None:
     """Open text in the user's editor until it parses; None when they empty it."""
     error = ""
+    refused = None      # the text last refused: the same again is no answer
     top = header(repo, text)
     with tempfile.TemporaryDirectory(prefix="retcon-") as tmp:
         path = Path(tmp) / filename
@@ -321,8 +322,19 @@ def edit(repo: pygit2.Repository, text: str, filename: str = "spec.toml") -> spe
             try:
                 return specparse.parse(edited, filename, _touched_by(repo))
             except specmod.SpecError as exc:
+                # Reopened only for a person at a terminal who changes something: a script (a
+                # non-interactive EDITOR) would be refused the same way for ever.
+                if not at_terminal() or _strip_header(edited) == refused:
+                    raise RetconError(f"the edited spec was refused: {exc}: nothing was saved; fix the editor's "
+                                      "output, or edit a file: `git retcon spec export -o spec.toml`, change "
+                                      "it, then `git retcon spec import spec.toml`") from None
                 error = str(exc)
-                body = _strip_header(edited)
+                body = refused = _strip_header(edited)
+
+
+def at_terminal() -> bool:
+    """Whether a person can answer the editor again (stdin and stdout are a terminal)."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def _strip_header(text: str) -> str:

@@ -34,6 +34,8 @@ def test_export_import_round_trip_versions_the_spec(tmp_path):
 
 
 def test_edit_validates_and_reopens_until_the_spec_parses(tmp_path, monkeypatch):
+    """At a terminal, a refused edit reopens the editor, which shows the error."""
+    monkeypatch.setattr("git_retcon.plan.write.at_terminal", lambda: True)
     repo = planned(tmp_path)
     # First save breaks a field name; on the reopen (which shows the error) the editor fixes it.
     script = editor(tmp_path, """
@@ -48,6 +50,35 @@ fi
     res = retcon(repo, "spec", "edit")
     assert res.code == 0, res.text
     assert 'hints = "edited"' in retcon(repo, "spec", "show").out
+
+
+REFUSED = "sed -i 's/^hints = \"Only util.py.\"/hint = \"edited\"/' \"$1\"\necho ran >> {log}\n"
+
+
+def test_a_refused_edit_off_a_terminal_says_why_once_and_never_reopens(tmp_path, monkeypatch):
+    """A non-interactive EDITOR (a script) whose spec is refused looped with no output: off a
+    terminal the editor runs once, and the refusal says why and what to do."""
+    repo = planned(tmp_path)
+    before = repo.rev("refs/retcon/feature-clean")
+    log = tmp_path / "runs"
+    monkeypatch.setenv("GIT_EDITOR", editor(tmp_path, REFUSED.format(log=log)))
+    res = retcon(repo, "spec", "edit")
+    assert res.code == 1, res.text
+    assert log.read_text() == "ran\n"                         # opened once
+    assert "unknown field 'hint'" in res.err and "nothing was saved" in res.err
+    assert "spec export" in res.err and len(res.err.strip().splitlines()) == 1, res.err
+    assert repo.rev("refs/retcon/feature-clean") == before
+
+
+def test_at_a_terminal_an_editor_that_changes_nothing_after_a_refusal_is_not_reopened(tmp_path, monkeypatch):
+    monkeypatch.setattr("git_retcon.plan.write.at_terminal", lambda: True)
+    repo = planned(tmp_path)
+    log = tmp_path / "runs"
+    # Refused, then the same script again leaves the same refused spec: no third opening.
+    monkeypatch.setenv("GIT_EDITOR", editor(tmp_path, REFUSED.format(log=log)))
+    res = retcon(repo, "spec", "edit")
+    assert res.code == 1 and "unknown field 'hint'" in res.err, res.text
+    assert log.read_text() == "ran\nran\n"
 
 
 def test_edit_to_an_empty_file_saves_nothing(tmp_path, monkeypatch):

@@ -119,7 +119,8 @@ def project(tmp_path):
     return repo
 
 
-def test_editor_shows_the_format_reopens_on_errors_and_saves_the_result(project, editor):
+def test_editor_shows_the_format_reopens_on_errors_and_saves_the_result(project, editor, monkeypatch):
+    monkeypatch.setattr("git_retcon.plan.write.at_terminal", lambda: True)   # a person answers again
     seen = editor(["replace", 'message = "wip"', 'mesage = "wip"'],
                   ["replace", 'mesage = "wip"', 'message = "util and app: add and use two()"'])
     res = retcon(project, "plan", "--from-commits", "--edit")

@@ -89,6 +89,8 @@ def check_spec(store: Store, stored: Stored, allow_wip: bool = False, rerun: boo
     if rerun:
         v.add(*_rerun(store, stored, progress or (lambda _text: None)))
     v.add(*_tests_item(store, stored))
+    for item in _adopted_items(store, stored):
+        v.add(False, item)
     fixes = {s: m for s in chain if is_fix(m := get_commit(repo, s).message or "")}
     wip = list(fixes)
     kinds = "/".join(sorted({p.strip() for m in fixes.values() for p in FIX_PREFIXES if m.startswith(p)}))
@@ -213,6 +215,33 @@ def _tests_item(store: Store, stored: Stored) -> tuple[bool, str]:
         return False, (f"no passing {'/'.join(commands)} record for {listed}: run `git retcon run {stored.name}`, "
                        f"or test again with `git retcon check --rerun {stored.name}`")
     return True, f"every logical commit's last tree passed {' and '.join(commands)}"
+
+
+def _adopted_items(store: Store, stored: Stored) -> list[str]:
+    """A human's commit that a run adopted (not a fix) is vouched for by check as it stands:
+    it needs a passing record of its own, even when a fix after it mends the logical commit."""
+    commands = configured_commands(stored)
+    spec, repo = stored.spec, store.repo
+    out: list[str] = []
+    for i, c in enumerate(spec.commits):
+        for sha in c.created[:-1]:      # the last is the logical commit's, checked above
+            commit = find_commit(repo, full_sha(repo, sha))
+            note = notes.read_commit(store, str(commit.id)) if commit is not None else None
+            if commit is None or not isinstance(note, dict) or note.get("kind") != "adopted" \
+                    or is_fix(commit.message or ""):
+                continue
+            records = notes.tree_commands(store, str(commit.tree_id))
+            for kind, command in commands.items():
+                rec = records.get(command)
+                result = str(rec.get("result", "unknown")) if rec is not None else "never ran"
+                if result != "pass":
+                    subject = (commit.message or "").splitlines()[0][:60] if commit.message else ""
+                    out.append(f"adopted commit {short(str(commit.id))} ({subject}) of commit {i + 1}/"
+                               f"{len(spec.commits)} has no passing {kind} record ({kind} {result}): check "
+                               f"vouches only for commits that pass; fold the fixes after it into it with "
+                               f"`git retcon squash {stored.name}`, or mend it on the branch and run again")
+                    break
+    return out
 
 
 def _rerun(store: Store, stored: Stored, progress: Callable[[str], None]) -> tuple[bool, str]:

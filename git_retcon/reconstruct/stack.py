@@ -13,13 +13,16 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import pygit2
+
 from git_retcon.errors import RetconError
 from git_retcon.git import ownership
 from git_retcon.git.ids import CommitId
-from git_retcon.git.plumbing import clean_env, full_sha, main_workdir, ref_target, short
+from git_retcon.git.plumbing import clean_env, full_sha, git, main_workdir, ref_target, short
 from git_retcon.reconstruct.branch import Branches
 from git_retcon.state import oplog
 from git_retcon.state.store import Store
+from git_retcon.ui import plural
 
 
 @dataclass
@@ -49,7 +52,7 @@ def stack(store: Store, name: str, prefix: str | None, push: str | None, say: Ca
             say(f"Commit {k + 1}/{len(spec.commits)} and those after it are not complete: no branch for them yet.")
     if push:
         for level in levels:
-            _push(store, push, level.branch, say)
+            _push(store, name, spec.source, push, level.branch, say)
 
 
 def _levels(store: Store, name: str, prefix: str) -> list[Level]:
@@ -91,14 +94,51 @@ def _set(store: Store, name: str, base: str, level: Level, say: Callable[[str], 
     say(f"{label} (" + (f"moved from {short(now)})" if now else "made)"))
 
 
-def _push(store: Store, remote: str, branch: str, say: Callable[[str], None]) -> None:
-    """One branch, force-with-lease: what the remote has must be what we last saw of it."""
+def _push(store: Store, name: str, source: str, remote: str, branch: str, say: Callable[[str], None]) -> None:
+    """One branch, force-with-lease on the value the remote has now, and only when every commit
+    there that the push would drop is git-retcon's for this spec, or one the source has taken
+    (cherry-picked, then absorbed): a fetch never turns a colleague's commit into ours."""
     ref = ownership.branch_ref(branch)
-    proc = subprocess.run(["git", "push", "--force-with-lease=" + ref, remote, f"{ref}:{ref}"],
-                          cwd=main_workdir(store.repo), env=clean_env(), capture_output=True, text=True)
+    top = main_workdir(store.repo)
+    listed = git(top, "ls-remote", remote, ref, check=False).split()
+    theirs = listed[0] if listed else ""
+    mine = ref_target(store.repo, ref)
+    if theirs and theirs != mine:
+        dropped = _not_ours(store, name, source, remote, branch, theirs, mine)
+        if dropped:
+            shown = ", ".join(f"{short(s)} {subject}" for s, subject in dropped[:3])
+            picks = " ".join(s[:12] for s, _ in reversed(dropped))
+            raise RetconError(
+                f"{branch} on {remote} has {plural(len(dropped), 'commit')} git-retcon did not push ({shown}): "
+                f"nothing is overwritten; keep them: take them into '{source}' (`git cherry-pick {picks}` "
+                f"there), then `git retcon absorb {name}` and `git retcon stack {name} --push {remote}`")
+    proc = subprocess.run(["git", "push", f"--force-with-lease={ref}:{theirs}", remote, f"{ref}:{ref}"],
+                          cwd=top, env=clean_env(), capture_output=True, text=True)
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
         raise RetconError(f"pushing {branch} to {remote} failed: {lines[-1] if lines else f'exit {proc.returncode}'}"
-                          f": the branches below it are pushed; fetch ({'git fetch ' + remote}) and look, then run "
-                          f"the command again")
+                          f": the branches below it are pushed; run the command again (it pushes only over "
+                          f"what git-retcon pushed)")
     say(f"Pushed {branch} to {remote} ({short(ref_target(store.repo, ref))}).")
+
+
+def _not_ours(store: Store, name: str, source: str, remote: str, branch: str, theirs: str,
+              mine: str | None) -> list[tuple[str, str]]:
+    """The commits of the remote's branch that pushing ours would drop and that are neither
+    git-retcon's for this spec nor taken into the source (a patch the source has), newest first."""
+    repo = store.repo
+    if not isinstance(repo.get(theirs), pygit2.Commit):
+        raise RetconError(f"{branch} on {remote} is at {short(theirs)}, which this repository has not seen: "
+                          f"fetch it (`git fetch {remote}`) and run the command again; commits git-retcon did "
+                          "not push are never overwritten")
+    walk = repo.walk(theirs, pygit2.enums.SortMode.TOPOLOGICAL)
+    if mine:
+        walk.hide(mine)
+    found = [c for c in walk if not ownership.made_by(repo, str(c.id), name)]
+    if not found:
+        return []
+    # `git cherry SOURCE THEIRS MINE`: `-` marks a commit whose patch the source has.
+    out = git(main_workdir(repo), "cherry", source, theirs, *([mine] if mine else []), check=False)
+    taken = {line[2:].strip() for line in out.splitlines() if line.startswith("- ")}
+    return [(str(c.id), (c.message or "").splitlines()[0][:60] if c.message else "")
+            for c in found if str(c.id) not in taken]

@@ -27,6 +27,7 @@ from git_retcon.state.spec import Spec
 from git_retcon.state.store import SPEC_PREFIX, Store, spec_ref
 
 _BRANCH = "refs/heads/"
+_REMOTES = "refs/remotes/"
 
 
 def undo(store: Store, name: str, say: Callable[[str], None]) -> None:
@@ -61,6 +62,25 @@ def undo(store: Store, name: str, say: Callable[[str], None]) -> None:
     what = ", ".join(f"{_label(ref)} back to {short(old)} (was {short(now[ref])})" if old else
                      f"{_label(ref)} deleted (was {short(now[ref])})" for ref, old in back.items())
     say(f"Undid `{op.what}` of {when}: " + (what or "its refs were back already") + ".")
+    if op.what == "stack":
+        _still_pushed(store, list(back), say)
+
+
+def _still_pushed(store: Store, refs: list[str], say: Callable[[str], None]) -> None:
+    """Undo moves local refs only: the stack branches a `stack --push` pushed stay on the remote
+    (as its remote-tracking refs say), and the user should know it."""
+    by_remote: dict[str, list[str]] = {}
+    names = [ref[len(_BRANCH):] for ref in refs if ref.startswith(_BRANCH)]
+    for tracking in store.repo.references:
+        if not tracking.startswith(_REMOTES):
+            continue
+        for branch in names:
+            if tracking.endswith("/" + branch) and len(tracking) > len(_REMOTES) + len(branch) + 1:
+                by_remote.setdefault(tracking[len(_REMOTES):-len(branch) - 1], []).append(branch)
+    for remote, found in sorted(by_remote.items()):
+        branches = [b for b in names if b in found]
+        say(f"Still on {remote} (undo moves local branches only): {', '.join(branches)}; "
+            f"`git push {remote} --delete {' '.join(branches)}` removes them there.")
 
 
 def _not_ours(store: Store, name: str, op: oplog.Op) -> list[str]:

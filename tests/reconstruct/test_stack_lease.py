@@ -64,3 +64,19 @@ def test_the_way_out_keeps_the_colleagues_work(pushed):
     # absorb placed it in a new logical commit at the end: the stack's top branch carries it.
     assert "feature-clean-4 -> " in res.out and "Pushed feature-clean-2" in res.out
     assert on_remote(remote, "show", "feature-clean-4:NOTES.md") == "two() returns 2"
+
+
+def test_undo_of_a_pushed_stack_says_the_branches_are_still_on_the_remote(tmp_path):
+    repo = feature_repo(tmp_path / "repo")
+    (tmp_path / "spec.toml").write_text(SPEC)
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
+    assert retcon(repo, "run", "-m", "retcon-paths").code == 0
+    remote = tmp_path / "remote.git"
+    repo.git("init", "-q", "--bare", str(remote))
+    repo.git("remote", "add", "origin", str(remote))
+    assert retcon(repo, "stack", "--push", "origin").code == 0
+    res = retcon(repo, "undo")
+    assert res.code == 0 and res.out.startswith("Undid `stack`"), res.text
+    assert "Still on origin (undo moves local branches only): feature-clean-1, feature-clean-2, " \
+           "feature-clean-3; `git push origin --delete feature-clean-1 feature-clean-2 feature-clean-3`" in res.out
+    assert on_remote(remote, "rev-parse", "feature-clean-1")           # indeed still there

@@ -162,7 +162,7 @@ def _remake(store: Store, stored: Stored, br: Branches, tip: CommitId, tip_tree:
         out.append(Remade(n, [parent], rest, new=True))
     if tree_of(get_commit(repo, parent)) != br.source_tree:
         raise RetconError(f"absorbing left '{spec.cleaned}' on a tree other than '{spec.source}''s: nothing was "
-                          "changed; report it, and place the changes with `git retcon spec edit`")
+                          f"changed; report it, and place the changes with `git retcon spec edit {stored.name}`")
     return out
 
 
@@ -206,7 +206,7 @@ def _verify(store: Store, stored: Stored, remade: list[Remade], ui: UI) -> None:
     if not (spec.build or spec.test):
         ui.line("No build or test command configured: the re-made commits are not built or tested.")
         return
-    wt = Worktree.ensure(store.repo, stored.name, _last_commit(remade))
+    wt = Worktree.ensure(store.repo, stored.name, _last_commit(remade, stored.name))
     commands = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command,
                         setup=Setup.of(wt, spec.setup, spec.timeout))
     for r in remade:
@@ -224,13 +224,13 @@ def _verify(store: Store, stored: Stored, remade: list[Remade], ui: UI) -> None:
             break
 
 
-def _last_commit(remade: list[Remade]) -> CommitId:
+def _last_commit(remade: list[Remade], name: str) -> CommitId:
     """The last commit re-made: a logical commit with no commit of its own (the last, often)
     has none, and the one below it ends the branch."""
     last = next((r.commits[-1] for r in reversed(remade) if r.commits), None)
     if last is None:   # absorb re-makes from the first commit that takes a change: it has one
         raise RetconError("absorb re-made no commit: nothing was changed; report it, and place the changes "
-                          "with `git retcon spec edit`")
+                          f"with `git retcon spec edit {name}`")
     return last
 
 
@@ -281,7 +281,7 @@ def _write(store: Store, stored: Stored, br: Branches, tip: CommitId, remade: li
         for r in remade[remade.index(failed) + 1:]:
             if not r.new:
                 spec.commits[r.k].history.clear()
-    new_tip = _last_commit(remade if failed is None else kept)
+    new_tip = _last_commit(remade if failed is None else kept, stored.name)
     store.update(stored, "absorb: " + (f"{plural(len(kept), 'logical commit')} re-made" if failed is None
                                        else f"re-made up to commit {failed.k + 1}, which fails"))
     failpoint("absorb-spec-saved")   # the branch not moved yet: finish_interrupted moves it

@@ -164,7 +164,7 @@ def judge(w: Work, journal: Journal, tip: CommitId, tree: TreeId,
     for r in results:
         if r.result == "timeout":
             return Stuck(f"{r.what} `{r.command}` timed out after {r.seconds:.0f}s: "
-                         "fix the command or raise `timeout` in the spec (git retcon spec edit)")
+                         f"fix the command or raise `timeout` in the spec (git retcon spec edit {w.run.name})")
         if r.result == "notfound":
             lines = [ln for ln in r.output.splitlines() if not ln.startswith("[the setup command")][-10:]
             raise RetconError(

@@ -86,3 +86,11 @@ def test_a_fix_is_better_when_it_passes_gets_further_or_fails_in_fewer_cases():
     p = rework.parse(text, "/tmp/i32cap/ctype")
     build = rework.observe("build", text, p, rework.blame(p, [], [], []), [])
     assert rework.better(build, after) and not rework.better(after, build)
+
+
+def test_the_evidence_of_a_module_that_failed_to_import_keeps_the_projects_frames():
+    text = (FIXTURES / "unittest-subtest-after.txt").read_text()
+    ev = rework.evidence(rework.parse(text, ROOT), text)
+    assert "unittest/loader.py" not in ev
+    assert 'File "tests/test_cli.py", line 3, in <module>' in ev and 'File "app/cli.py", line 1, in <module>' in ev
+    assert "ModuleNotFoundError: No module named 'app.colors'" in ev

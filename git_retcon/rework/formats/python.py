@@ -94,7 +94,9 @@ def python(lines: list[str], c: Collector) -> None:
                     if c.path(path) is not None:
                         c.location("python", path, ln, None, line.strip())
                         break
-                for fi, _, _ in frames[-3:]:
+                # The last frames, the project's first (unittest's loader is no part of the failure).
+                ours = [f for f in frames if c.path(f[1]) is not None]
+                for fi, _, _ in (ours or frames)[-3:]:
                     c.keep(fi)
                     if fi + 1 < len(lines):
                         c.keep(fi + 1)

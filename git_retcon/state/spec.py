@@ -152,9 +152,11 @@ class Spec:
 
 def paths_match(path: str, patterns: list[str]) -> bool:
     """Whether a commit's `paths` take path: fnmatch globs (`*` crosses directories); a plain name
-    also matches what lies under it."""
-    for pat in patterns:
-        pat = pat.strip().lstrip("./") if pat.startswith("./") else pat.strip()
+    also matches what lies under it, and `.` (the repository's root) everything."""
+    for raw in patterns:
+        if raw.strip() in (".", "./"):
+            return True
+        pat = raw.strip().lstrip("./") if raw.startswith("./") else raw.strip()
         if fnmatch.fnmatchcase(path, pat) or path == pat.rstrip("/") or path.startswith(pat.rstrip("/") + "/"):
             return True
     return False

@@ -122,3 +122,16 @@ def test_a_commit_whose_paths_take_everything_left_stops_saying_so_with_a_clean_
     assert retcon(repo, "resolve", "--redo", "-m", "narrowed the paths").code == 0
     assert retcon(repo, "run", "-m", "retcon-paths").code == 0
     assert repo.tree("feature-clean") == repo.tree("feature")
+
+
+def test_paths_dot_means_the_whole_tree(tmp_path):
+    """`paths = ["."]` was refused as matching no file the source changes."""
+    repo = feature_repo(tmp_path / "repo")
+    spec = SPEC.replace(
+        'paths = ["README", "notes/"]', 'paths = ["."]')
+    (tmp_path / "spec.toml").write_text(spec)
+    res = retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit")
+    assert res.code == 0 and "match no file" not in res.out, res.text
+    res = retcon(repo, "run", "-m", "retcon-paths")
+    assert res.code == 0, res.text
+    assert repo.tree("feature-clean") == repo.tree("feature")

@@ -104,7 +104,7 @@ def next_call(prompt: str, done: list[tuple[str, dict[str, Any], str]]) -> tuple
     assigned = diff.read_assigned(fields.assigned)
     if not patterns and not assigned:
         return "stuck", {"summary": "retcon-paths needs `paths` globs or assigned `hunks` for this commit "
-                         "in the spec: add them (git retcon spec edit), or use a model that reads hints"}
+                         "in the spec: add them to the spec, or use a model that reads hints"}
     # Read every page of the diff under each prefix, then apply what matches.
     wanted = prefixes(patterns)
     reads = [(args.get("path", ""), args.get("page", 1), out) for name, args, out in done if name == "read_diff"]

@@ -201,7 +201,7 @@ def from_commits(repo: pygit2.Repository, source: str, remote: str, cleaned: str
         message = messages[r]
         if not message.strip():   # git commit --allow-empty-message: a message is needed, say what it changes
             message = f"Update {', '.join(files[:3])}{' and more' if len(files) > 3 else ''}"
-            hints += "\nThe source commit has no message: write one (git retcon spec edit)."
+            hints += f"\nThe source commit has no message: write one (git retcon spec edit {cleaned})."
         out.append(specmod.LogicalCommit(message=message, hints=hints, hunks=ids[r]))
     spec = specmod.Spec(source=source, remote=remote, cleaned=cleaned, commits=out)
     set_paths(spec, everything)

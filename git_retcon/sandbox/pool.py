@@ -13,6 +13,7 @@ import pygit2
 
 from git_retcon.git.plumbing import common_dir
 from git_retcon.sandbox.admin import kept_path
+from git_retcon.sandbox.confine import Sandbox
 from git_retcon.sandbox.runner import Commands, Result
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state.notes import CommandKind
@@ -71,11 +72,13 @@ class PoolCommands(Commands):
     there: the fix loop reads a failure's file names relative to the build worktree."""
 
     def __init__(self, wt: Worktree, shown_as: Path, build: str | None, test: str | None,
-                 timeout: int | None, setup: str | None = None):
+                 timeout: int | None, setup: str | None = None, sandbox: Sandbox | None = None,
+                 retest: bool = False):
         from git_retcon.sandbox.setup import Setup
 
         super().__init__(Store(pygit2.Repository(str(common_dir(wt.repo)))), wt.path, build, test, timeout,
-                         on_run=wt.touched_by_command, setup=Setup.of(wt, setup, timeout))
+                         on_run=wt.touched_by_command, setup=Setup.of(wt, setup, timeout, sandbox), sandbox=sandbox,
+                         retest=retest)
         self.shown_as = shown_as
 
     def run(self, kind: CommandKind, on_output: Callable[[str], None] | None = None) -> Result:

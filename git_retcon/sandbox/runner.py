@@ -24,6 +24,8 @@ from typing import IO, Protocol
 from git_retcon.errors import RetconError
 from git_retcon.git.ids import TreeId
 from git_retcon.git.plumbing import clean_env
+from git_retcon.sandbox.confine import UNCONFINED, Sandbox
+from git_retcon.sandbox.denied import Denial, find
 from git_retcon.state import notes
 from git_retcon.state.notes import CommandKind, CommandRecord, CommandResult
 from git_retcon.state.store import Store
@@ -71,6 +73,9 @@ class Result:
     # Set on the spec's setup command's result (why it ran: "new worktree", "Cargo.lock changed"): a
     # failed setup stands for kind's result, as the build or test could not run. Never recorded on a tree.
     setup: str | None = None
+    sandbox: str | None = None       # what it ran under (Sandbox.label), None when not known (an older record)
+    network: bool | None = None
+    denied: Denial | None = None     # what the sandbox refused it, as its output shows (a failure only)
 
     @property
     def passed(self) -> bool:
@@ -88,6 +93,8 @@ class Result:
             return f"timed out after {self.seconds:.0f}s"
         if self.result == "notfound":
             return "command not found" if self.setup is None else "setup: command not found"
+        if self.denied is not None:
+            return ("setup: " if self.setup is not None else "") + self.denied.short()
         if self.setup is not None:   # its own output, without the line that says what it stood for; npm's
             # `npm error` lines are the tool's own words here, not the echo of a script that failed under it
             own = "\n".join(re.sub(r"^npm (?:ERR!|error) ", "", ln) for ln in self.output.splitlines()
@@ -102,8 +109,14 @@ class Result:
         return f"exit {self.exit_code}"
 
     def to_note(self) -> CommandRecord:
-        return {"command": self.command, "kind": self.kind, "result": self.result, "seconds": self.seconds,
-                "exit_code": self.exit_code, "output": self.output}
+        rec: CommandRecord = {"command": self.command, "kind": self.kind, "result": self.result,
+                              "seconds": self.seconds, "exit_code": self.exit_code, "output": self.output}
+        if self.sandbox is not None:
+            rec["sandbox"] = self.sandbox
+            rec["network"] = bool(self.network)
+        if self.denied is not None:
+            rec["denied"] = self.denied.say()
+        return rec
 
 
 _CARGO_JSON = re.compile(r'^\{"(?:reason|\$message_type)":')
@@ -203,17 +216,24 @@ def check_command_exists(command: str, kind: str) -> None:
 
 
 def run_command(kind: CommandKind, command: str, cwd: Path, timeout: int,
-                on_output: Callable[[str], None] | None = None) -> Result:
-    """Run command through the shell in its own process group; kill the group at timeout,
-    and on an interrupt."""
+                on_output: Callable[[str], None] | None = None, sandbox: Sandbox | None = None) -> Result:
+    """Run command through the shell in its own process group, confined by sandbox (none: as the
+    user); kill the group at timeout, and on an interrupt. Confined, what it leaves running ends
+    with it (bubblewrap's pid namespace, Landlock's subreaper)."""
+    box = sandbox or UNCONFINED
+    launch = box.launch(command, cwd, clean_env({"GIT_RETCON": "1"}))
     start = time.monotonic()
-    with _lock:
-        proc = subprocess.Popen(
-            command, shell=True, cwd=cwd, env=clean_env({"GIT_RETCON": "1"}),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        _running.add(proc)
+    try:
+        with _lock:
+            proc = subprocess.Popen(
+                launch.argv, cwd=cwd, env=launch.env,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            _running.add(proc)
+    except BaseException:
+        launch.done()
+        raise
     chunks: list[bytes] = []
     # A thread drains the pipe line by line, so progress can show the last line.
     reader = threading.Thread(target=_drain, args=(proc.stdout, chunks, on_output), daemon=True)
@@ -239,9 +259,19 @@ def run_command(kind: CommandKind, command: str, cwd: Path, timeout: int,
     finally:
         with _lock:
             _running.discard(proc)
+        if box.mechanism is not None:
+            _kill_group(proc)   # confined: nothing it started outlives it
+        launch.done()
     seconds = time.monotonic() - start
     text = b"".join(chunks).decode("utf-8", errors="replace")
-    return Result(kind, command, result, round(seconds, 3), code, trim(text))
+    denied = None
+    if result == "fail" and box.mechanism is not None:
+        denied = find(text, cwd, launch.writable, launch.hidden, box.network, command)
+        if denied is not None:
+            text = f"[git-retcon: {denied.say()}]\n" + text
+    return Result(kind, command, result, round(seconds, 3), code, trim(text), sandbox=box.label,
+                  network=box.network if box.mechanism is not None else True,
+                  denied=denied)
 
 
 def _drain(stream: IO[bytes], chunks: list[bytes], on_output: Callable[[str], None] | None) -> None:
@@ -288,8 +318,13 @@ class Commands:
     the worktree's dependencies are installed first whenever they must be (sandbox/setup.py)."""
 
     def __init__(self, store: Store, workdir: Path, build: str | None, test: str | None,
-                 timeout: int | None, on_run: Callable[[], None] | None = None, setup: Prepares | None = None):
+                 timeout: int | None, on_run: Callable[[], None] | None = None, setup: Prepares | None = None,
+                 sandbox: Sandbox | None = None, retest: bool = False):
         self.store = store
+        self.sandbox = sandbox or UNCONFINED   # what build and test run under (setup: its own, Setup.sandbox)
+        # --retest: a result recorded before this process is not trusted; those it recorded are.
+        self.retest = retest
+        self._fresh: set[tuple[str, str]] = set()
         self.workdir = workdir
         self.on_run = on_run  # told before a command runs in workdir
         self.commands: dict[CommandKind, str | None] = {"build": build, "test": test}
@@ -325,8 +360,31 @@ class Commands:
             return None
         if rec.get("result") not in ("pass", "fail"):
             return None  # timeouts and missing programs are worth another try
+        if self.retest and (str(tree), rec["command"]) not in self._fresh:
+            return None
+        if rec.get("depends", self.depends()) != self.depends():
+            return None  # ran under another sandbox, network or setup: what it saw differs (issue 32)
         return Result(kind, rec["command"], rec["result"], float(rec.get("seconds", 0)),
-                      rec.get("exit_code"), rec.get("output", ""), cached=True)
+                      rec.get("exit_code"), rec.get("output", ""), cached=True, sandbox=rec.get("sandbox"),
+                      network=rec.get("network"))
+
+    def depends(self) -> str:
+        """What a result on a tree depends on besides the tree and the command, that git-retcon knows:
+        setup's command (its installs come from the tree's own lockfiles), the sandbox and the network.
+        A record made under other ones is not trusted; records older than this key are."""
+        box = self.sandbox
+        setup = self.setup.command if self.setup is not None else ""
+        return json.dumps({"setup": setup, "sandbox": box.mechanism or "unconfined",
+                           "network": box.network if box.mechanism is not None else True}, sort_keys=True)
+
+    def _record(self, tree: str, results: list[Result]) -> None:
+        recs = []
+        for r in results:
+            rec = r.to_note()
+            rec["depends"] = self.depends()
+            recs.append(rec)
+            self._fresh.add((str(tree), r.command))
+        notes.record_commands(self.store, tree, recs)
 
     def build_and_test(self, tree: TreeId, on_start: Callable[[str], None] | None = None,
                        on_done: Callable[[Result], None] | None = None,
@@ -359,7 +417,7 @@ class Commands:
             if not hit.passed:
                 break
         if fresh:
-            notes.record_commands(self.store, tree, [r.to_note() for r in fresh])
+            self._record(tree, fresh)
         return results
 
     def run(self, kind: CommandKind, on_output: Callable[[str], None] | None = None) -> Result:
@@ -369,7 +427,7 @@ class Commands:
             return unready
         if self.on_run is not None:
             self.on_run()
-        return run_command(kind, self.commands[kind] or "", self.workdir, self.timeout, on_output)
+        return run_command(kind, self.commands[kind] or "", self.workdir, self.timeout, on_output, self.sandbox)
 
     def run_and_record(self, tree: str, kind: CommandKind,
                        on_output: Callable[[str], None] | None = None) -> Result:
@@ -377,5 +435,5 @@ class Commands:
         result recorded on tree, replacing an earlier one of the same command."""
         res = self.run(kind, on_output)
         if res.setup is None:
-            notes.record_commands(self.store, tree, [res.to_note()])
+            self._record(tree, [res])
         return res

@@ -21,6 +21,7 @@ from pathlib import PurePosixPath
 import pygit2
 
 from git_retcon.sandbox.admin import stamp_path
+from git_retcon.sandbox.confine import UNCONFINED, Sandbox
 from git_retcon.sandbox.runner import DEFAULT_TIMEOUT, Result, run_command
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state.notes import CommandKind
@@ -90,17 +91,18 @@ def named_files(command: str) -> frozenset[str]:
 class Setup:
     """The spec's setup command for one worktree: what says whether it must run, and running it."""
 
-    def __init__(self, wt: Worktree, command: str, timeout: int):
+    def __init__(self, wt: Worktree, command: str, timeout: int, sandbox: Sandbox | None = None):
         self.wt = wt
+        self.sandbox = (sandbox or UNCONFINED).for_setup()   # setup has the network unless the spec says no
         self.command = command
         self.timeout = timeout
         self.named = named_files(command)
         self.stamp = stamp_path(wt.repo, wt.path)
 
     @classmethod
-    def of(cls, wt: Worktree, command: str | None, timeout: int | None) -> Setup | None:
+    def of(cls, wt: Worktree, command: str | None, timeout: int | None, sandbox: Sandbox | None = None) -> Setup | None:
         """The spec's setup for wt; None when the spec has none."""
-        return cls(wt, command, timeout or DEFAULT_TIMEOUT) if command else None
+        return cls(wt, command, timeout or DEFAULT_TIMEOUT, sandbox) if command else None
 
     def fresh(self) -> bool:
         """Whether setup never ran in this worktree (a new one, or one whose setup was killed)."""
@@ -143,7 +145,7 @@ class Setup:
         tree = self.wt.tree()
         self.stamp.unlink(missing_ok=True)
         self.wt.touched_by_command()
-        res = run_command(kind, self.command, self.wt.path, self.timeout, on_output)
+        res = run_command(kind, self.command, self.wt.path, self.timeout, on_output, self.sandbox)
         res.setup = why
         self.wt.make_exact()
         self.stamp.parent.mkdir(parents=True, exist_ok=True)

@@ -108,6 +108,7 @@ class CommitNote(_CommitNoteKeys, total=False):
     invented: Invented                # lines in neither the base nor the source, counted at create_commit
     confirmed: list[str]              # what create_commit's guards named, and the model's reason to keep it
     instead: str                      # why plain code made the commit in the model's place (it gave no judgement)
+    sandbox: str                      # what its build and test ran under (CommandRecord.sandbox)
 
 
 class _SpentKeys(TypedDict):
@@ -136,13 +137,22 @@ class SpecNote(TypedDict, total=False):
     runs: list[RunRecord]
 
 
-class CommandRecord(TypedDict):
+class _CommandRecordKeys(TypedDict):
     command: str
     kind: CommandKind                 # what the spec ran it as (the last run's, if both)
     result: CommandResult
     seconds: float
     exit_code: int | None
     output: str                       # trimmed to what matters
+
+
+class CommandRecord(_CommandRecordKeys, total=False):
+    """One command's last result on a tree: the keys above always, these when known."""
+
+    sandbox: str                      # what it ran under: bubblewrap, landlock, seatbelt, none (auto) or off
+    network: bool                     # whether it could reach the network
+    denied: str                       # what the sandbox refused it (a failure's cause)
+    depends: str                      # what else it ran on, besides the tree (setup's stamp): issue 32
 
 
 class TreeNote(TypedDict, total=False):

@@ -111,6 +111,11 @@ class LogicalCommit:
 WipStyle = Literal["wip", "fixup"]
 WIP_STYLES: tuple[WipStyle, ...] = ("wip", "fixup")
 
+# How the spec's commands are confined (sandbox/confine.py): the strongest sandbox that works,
+# refuse to run without one, or never.
+SandboxMode = Literal["auto", "require", "off"]
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "require", "off")
+
 # Seconds a command may run: past a week it is no timeout, and far past it, too large for
 # the clocks that wait on it.
 MAX_TIMEOUT = 7 * 24 * 3600
@@ -128,6 +133,10 @@ class Spec:
     timeout: int | None = None
     model: str | None = None
     wip: WipStyle | None = None     # fix commits' form; None: "wip" (and not written out)
+    # Whether commands reach the network: None (unset) setup only, True all, False none (setup neither).
+    network: bool | None = None
+    sandbox: SandboxMode | None = None   # None: --sandbox, else git config retcon.sandbox, else auto
+    writable: list[str] = field(default_factory=list)   # folders commands may write besides the defaults
 
     def current(self) -> int | None:
         for i, c in enumerate(self.commits):

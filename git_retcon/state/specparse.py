@@ -15,6 +15,7 @@ import tomli
 from git_retcon.errors import RetconError
 from git_retcon.state.spec import (
     MAX_TIMEOUT,
+    SANDBOX_MODES,
     WIP_STYLES,
     Absorbed,
     CommitCreated,
@@ -22,6 +23,7 @@ from git_retcon.state.spec import (
     Entry,
     LogicalCommit,
     Resolved,
+    SandboxMode,
     Spec,
     SpecError,
     Squashed,
@@ -30,7 +32,8 @@ from git_retcon.state.spec import (
 )
 from git_retcon.state.tomlpos import Where
 
-_TOP = ("source", "remote", "cleaned", "setup", "build", "test", "timeout", "model", "wip", "commit")
+_TOP = ("source", "remote", "cleaned", "setup", "build", "test", "timeout", "model", "wip", "network", "sandbox",
+        "writable", "commit")
 _COMMIT = ("message", "hints", "paths", "hunks", "history")
 _ENTRY = ("commit_created", "squashed", "absorbed", "stuck", "resolved")
 _BRANCH_HELP = {
@@ -159,6 +162,18 @@ class _Parser:
             raise self.fail(f"'wip' must be \"wip\" (fix commits as WIP: ...) or \"fixup\" (as fixup! <subject>, "
                             f"for git rebase -i --autosquash), not {_q(wip) if isinstance(wip, str) else _type(wip)}",
                             "wip")
+        network = data.get("network")
+        if network is not None and not isinstance(network, bool):
+            raise self.fail(f"'network' must be true or false, not {_type(network)}: network = true lets build and "
+                            "test reach the network; network = false keeps setup off it too", "network")
+        sandbox = data.get("sandbox")
+        if sandbox is not None and sandbox not in SANDBOX_MODES:
+            raise self.fail(f"'sandbox' must be \"auto\", \"require\" or \"off\", not "
+                            f"{_q(sandbox) if isinstance(sandbox, str) else _type(sandbox)}", "sandbox")
+        writable = data.get("writable", [])
+        if not isinstance(writable, list) or not all(isinstance(w, str) and w.strip() for w in writable):
+            raise self.fail("'writable' must be an array of folder paths, e.g. writable = [\"~/.cache/my-tool\"]",
+                            "writable")
         raw = data.get("commit")
         if raw is None or raw == []:
             raise self.fail("no [[commit]] entries: add at least one logical commit", "commit")
@@ -167,7 +182,8 @@ class _Parser:
                             "commit")
         commits = [self.commit(k, c) for k, c in enumerate(raw)]
         return Spec(source, remote, cleaned, commits, setup=setup, build=build, test=test, timeout=timeout, model=model,
-                    wip=cast("WipStyle | None", wip))
+                    wip=cast("WipStyle | None", wip), network=network, sandbox=cast("SandboxMode | None", sandbox),
+                    writable=list(writable))
 
     def branch(self, data: dict[str, Any], name: str) -> str:
         value, help = data.get(name), _BRANCH_HELP[name]

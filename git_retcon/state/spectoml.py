@@ -88,13 +88,20 @@ def dump(spec: Spec, texts: CommitTexts | None = None) -> str:
     """The spec as stable, hand-editable TOML; parse(dump(s)) == s. texts: the [[commit]]
     texts kept from the last save of the same spec (a Store keeps them), else none."""
     lines: list[str] = []
-    for name in ("source", "remote", "cleaned", "setup", "build", "test", "timeout", "model", "wip"):
+    for name in ("source", "remote", "cleaned", "setup", "build", "test", "timeout", "model", "wip", "network",
+                 "sandbox"):
         value = getattr(spec, name)
-        if isinstance(value, int):
+        if isinstance(value, bool):
+            lines.append(f"{name} = {'true' if value else 'false'}")
+        elif isinstance(value, int):
             lines.append(f"{name} = {value}")
         elif value is not None:
             _check(value, f"'{name}'")
             lines.append(f"{name} = {_str(value)}")
+    if spec.writable:
+        for w in spec.writable:
+            _check(w, "'writable'")
+        lines.append(f"writable = [{', '.join(_line_str(w) for w in spec.writable)}]")
     lines += (texts or CommitTexts()).of(spec.commits)
     return "\n".join(lines) + "\n"
 

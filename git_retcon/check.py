@@ -55,7 +55,7 @@ class CheckReport:
 
 
 def check_spec(store: Store, stored: Stored, allow_wip: bool = False, rerun: bool = False,
-           progress: Callable[[str], None] | None = None) -> CheckReport:
+           progress: Callable[[str], None] | None = None, sandbox: str | None = None) -> CheckReport:
     """The checks the pre-push hook relies on; no model, and no build unless rerun."""
     repo = store.repo
     spec = stored.spec
@@ -87,7 +87,7 @@ def check_spec(store: Store, stored: Stored, allow_wip: bool = False, rerun: boo
     v.add(*_chain_item(stored, chain, on_base, recorded, base))
     v.add(*_tree_item(repo, stored, tip, src, base, complete=not open_))
     if rerun:
-        v.add(*_rerun(store, stored, progress or (lambda _text: None)))
+        v.add(*_rerun(store, stored, progress or (lambda _text: None), sandbox))
     v.add(*_tests_item(store, stored))
     for item in _adopted_items(store, stored):
         v.add(False, item)
@@ -244,9 +244,11 @@ def _adopted_items(store: Store, stored: Stored) -> list[str]:
     return out
 
 
-def _rerun(store: Store, stored: Stored, progress: Callable[[str], None]) -> tuple[bool, str]:
+def _rerun(store: Store, stored: Stored, progress: Callable[[str], None],
+           sandbox_mode: str | None = None) -> tuple[bool, str]:
     """Build and test each logical commit's last tree again in the spec's worktree,
     recording the fresh results in place of the old ones."""
+    from git_retcon.sandbox.confine import for_spec
     from git_retcon.sandbox.keep import keep
     from git_retcon.sandbox.runner import Commands
     from git_retcon.sandbox.setup import Setup
@@ -257,6 +259,8 @@ def _rerun(store: Store, stored: Stored, progress: Callable[[str], None]) -> tup
         return True, "--rerun: no build or test command in the spec, nothing to run"
     spec = stored.spec
     targets = [(i, full_sha(store.repo, c.created[-1])) for i, c in enumerate(spec.commits) if c.created]
+    sandbox = for_spec(store.repo, spec, sandbox_mode)   # `require` with none: refused before anything runs
+    progress(f"Sandbox: {sandbox.describe()}")
     failed = []
     with store.lock(stored.name):
         wt: Worktree | None = None
@@ -268,7 +272,7 @@ def _rerun(store: Store, stored: Stored, progress: Callable[[str], None]) -> tup
             if wt is None or runner is None:
                 wt = Worktree.ensure(store.repo, stored.name, sha)
                 runner = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command,
-                                  setup=Setup.of(wt, spec.setup, spec.timeout))
+                                  setup=Setup.of(wt, spec.setup, spec.timeout, sandbox), sandbox=sandbox)
             wt.reset(sha)
             for kind in commands:
                 res = runner.run_and_record(tree_of(commit), kind)

@@ -10,9 +10,12 @@ from git_retcon.ui import echo
 @cli.command()
 @click.argument("name", required=False)
 @click.option("--allow-wip", is_flag=True, help="Do not fail on WIP: commits.")
-@click.option("--rerun", is_flag=True, help="Build and test every logical commit again instead of "
-              "trusting the recorded results.")
-def check(name: str | None, allow_wip: bool, rerun: bool) -> None:
+@click.option("--rerun", "--retest", "rerun", is_flag=True, help="Build and test every logical commit again "
+              "instead of trusting the recorded results.")
+@click.option("--sandbox", type=click.Choice(["auto", "require", "off"]), default=None,
+              help="How --rerun confines the commands (default: the spec's `sandbox`, git config retcon.sandbox, "
+              "auto).")
+def check(name: str | None, allow_wip: bool, rerun: bool, sandbox: str | None) -> None:
     """Verify the cleaned branch: complete, tested, equal to the source, no WIP.
 
     \b
@@ -23,7 +26,7 @@ def check(name: str | None, allow_wip: bool, rerun: bool) -> None:
     from git_retcon.check import check_spec
 
     store, stored = load_named(name)
-    verdict = check_spec(store, stored, allow_wip, rerun, progress=echo)
+    verdict = check_spec(store, stored, allow_wip, rerun, progress=echo, sandbox=sandbox)
     echo(verdict.render())
     if not verdict.ok:
         raise SystemExit(1)

@@ -33,12 +33,16 @@ if TYPE_CHECKING:
 @click.option("--context", metavar="TOKENS", default=None,
               help="The model's context window, e.g. 8192 or 16k: no prompt is bigger. Default: git config "
               "retcon.context, the model's llm option, the known window.")
+@click.option("--sandbox", type=click.Choice(["auto", "require", "off"]), default=None,
+              help="Confine setup, build and test: the strongest sandbox that works (auto), refuse without one "
+              "(require), or never (off). Default: the spec's `sandbox`, git config retcon.sandbox, auto.")
+@click.option("--retest", is_flag=True, help="Build and test again trees whose results are recorded.")
 @click.option("--no-log", is_flag=True, help="Do not record the model exchanges in llm's database (`llm logs`).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors and the stuck summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print model calls and tokens.")
 def run(name: str | None, model: str | None, squash_wip: bool, fixup: bool, dry_run: bool, max_fix: int,
-        max_tokens: int | None, jobs: int, tools: ToolsMode | None, context: str | None, no_log: bool, quiet: bool,
-        verbose: bool) -> None:
+        max_tokens: int | None, jobs: int, tools: ToolsMode | None, context: str | None, sandbox: str | None,
+        retest: bool, no_log: bool, quiet: bool, verbose: bool) -> None:
     """Rebuild the cleaned branch, resuming where the spec's history says.
 
     \b
@@ -50,6 +54,7 @@ def run(name: str | None, model: str | None, squash_wip: bool, fixup: bool, dry_
       git retcon run --fixup             # fix commits for git rebase -i --autosquash
       git retcon run -m local --tools text --context 16k
       git retcon run --dry-run
+      git retcon run --sandbox require   # refuse to run commands unconfined
     """
     from git_retcon.model.window import parse
     from git_retcon.reconstruct.loop import Options, Run, reconstruct
@@ -68,5 +73,5 @@ def run(name: str | None, model: str | None, squash_wip: bool, fixup: bool, dry_
     reconstruct(Run(store.repo, store, spec_name(store, name),
                     Options(model=model, dry_run=dry_run, max_fix=max_fix, max_tokens=max_tokens,
                             squash_wip=squash_wip, fixup=fixup, log=not no_log, jobs=jobs, tools=tools,
-                            context=window),
+                            context=window, sandbox=sandbox, retest=retest),
                     UI(quiet, verbose)))

@@ -35,6 +35,7 @@ from git_retcon.model.prompt import template
 from git_retcon.model.retry import Retry
 from git_retcon.reconstruct.branch import Branches, recorded
 from git_retcon.reconstruct.placement import Ask, Into, Placed, place
+from git_retcon.sandbox import confine
 from git_retcon.sandbox.runner import Commands, Result
 from git_retcon.sandbox.setup import Setup
 from git_retcon.sandbox.worktree import Worktree
@@ -207,8 +208,9 @@ def _verify(store: Store, stored: Stored, remade: list[Remade], ui: UI) -> None:
         ui.line("No build or test command configured: the re-made commits are not built or tested.")
         return
     wt = Worktree.ensure(store.repo, stored.name, _last_commit(remade, stored.name))
+    sandbox = confine.for_spec(store.repo, spec)
     commands = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command,
-                        setup=Setup.of(wt, spec.setup, spec.timeout))
+                        setup=Setup.of(wt, spec.setup, spec.timeout, sandbox), sandbox=sandbox)
     for r in remade:
         if not r.commits:
             continue

@@ -143,7 +143,8 @@ class Ahead:
             return None
         wt = PoolWorktree.ensure(w.run.repo, pool_name(w.run.name, len(self.slots) + 1), sha)
         spec = w.spec
-        self.slots.append(_Slot(wt, PoolCommands(wt, w.wt.path, spec.build, spec.test, spec.timeout, spec.setup)))
+        self.slots.append(_Slot(wt, PoolCommands(wt, w.wt.path, spec.build, spec.test, spec.timeout, spec.setup,
+                                                       sandbox=w.commands.sandbox, retest=w.commands.retest)))
         return self.slots[-1]
 
     def _start(self, slot: _Slot, sha: CommitId, tree: TreeId) -> None:

@@ -92,6 +92,9 @@ def _fails_at_start(run: Run, wt: Worktree, commands: Commands, failed: Result, 
     elif failed.result == "timeout":
         head = (f"the {what} command `{failed.command}` timed out after {failed.seconds:.0f}s {where}: {fix}, "
                 "or raise `timeout` in the spec")
+    elif failed.denied is not None:
+        head = (f"the {what} command `{failed.command}` fails {where}: {failed.denied.say()}; "
+                f"{failed.denied.allow()}, then run again")
     else:
         head = f"the {what} command fails {where}: `{failed.command}` exits {failed.exit_code}; {fix}, then run again"
     lines = [ln for ln in failed.output.splitlines() if not ln.startswith("[the setup command")]
@@ -171,6 +174,9 @@ def judge(w: Work, journal: Journal, tip: CommitId, tree: TreeId,
                 f"{r.what} command `{r.command}` was not found in the worktree (exit 127) at commit "
                 f"{w.number}/{w.n} ({short(tip)}): {not_found(r, w.wt, w.commands, w.run.name)}, then run again"
                 + (". Its output:\n" + "\n".join("  " + ln for ln in lines) if lines else ""))
+        if not r.passed and r.denied is not None:
+            # No change to the code mends what the sandbox refused: the user allows it, or not.
+            return Stuck(f"{r.what} `{r.command}` failed: {r.denied.say()}; {r.denied.allow()}, then run again")
         if not r.passed:
             return as_failure(r)
     failure = tree_failure(w, tree)

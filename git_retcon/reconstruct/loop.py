@@ -33,7 +33,7 @@ from git_retcon.reconstruct.judge import check_base, set_up, test_tip
 from git_retcon.reconstruct.squash import finish_interrupted, squash
 from git_retcon.reconstruct.stops import refuse_stuck, stop_error
 from git_retcon.reconstruct.work import Options, Run, Work
-from git_retcon.sandbox import keep
+from git_retcon.sandbox import confine, keep
 from git_retcon.sandbox.pool import PoolWorktree, pool_names
 from git_retcon.sandbox.runner import Commands, check_command_exists
 from git_retcon.sandbox.setup import Setup
@@ -63,14 +63,15 @@ def reconstruct(run: Run) -> None:
         refuse_unmatched(repo, stored.spec, br, name)
     refuse_checked_out(repo, stored.spec.cleaned)
     refuse_taken(repo, stored.spec)
+    sandbox = confine.for_spec(repo, stored.spec, run.opts.sandbox)   # `require` with none: refused here
     with store.lock(name):
         # An absorb killed half way is finished before this run's own record starts.
         absorb.finish_interrupted(store, store.load(name), run.ui.line)
         with oplog.recording(store, name, "run", oplog.refs_of(stored.spec.cleaned, name)):
-            _locked(run, br, model)
+            _locked(run, br, model, sandbox)
 
 
-def _locked(run: Run, br: Branches, model: llm.Model | None) -> None:
+def _locked(run: Run, br: Branches, model: llm.Model | None, sandbox: confine.Sandbox) -> None:
     """reconstruct, under the spec's lock and recorded for undo."""
     repo, store, name = run.repo, run.store, run.name
     stored = store.load(name)  # re-read under the lock
@@ -79,6 +80,8 @@ def _locked(run: Run, br: Branches, model: llm.Model | None) -> None:
                       [Worktree.admin_dir(repo, name) / "index.lock"]
                       + [PoolWorktree.admin_dir(repo, p) / "index.lock" for p in pool_names(repo, name)])
     report.header(run, stored.spec, br, model.model_id if model else None)
+    if stored.spec.setup or stored.spec.build or stored.spec.test:
+        run.ui.line(f"Sandbox: {sandbox.describe()}")
     finish_interrupted(store, stored, run.ui.line)
     journal = Journal(run, stored)
     tip = journal.start_branch(br)
@@ -95,7 +98,8 @@ def _locked(run: Run, br: Branches, model: llm.Model | None) -> None:
     wt = Worktree.ensure(repo, name, tip)
     spec = stored.spec
     commands = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command,
-                        setup=Setup.of(wt, spec.setup, spec.timeout))
+                        setup=Setup.of(wt, spec.setup, spec.timeout, sandbox), sandbox=sandbox,
+                        retest=run.opts.retest)
     report.skipped_commands(run, spec)
     if tip == br.base:   # before commit 1: a command failing here is the command's fault
         check_base(run, br, wt, commands)

@@ -40,6 +40,8 @@ class Options:
     jobs: int = 1                      # 2+: build & test commit k in the pool while the model works ahead
     tools: ToolsMode | None = None     # --tools: llm's tool calling or the text protocol (default: the model's)
     context: int | None = None         # --context: the model's context window in tokens (default: model/window.py)
+    sandbox: str | None = None         # --sandbox auto|require|off (default: the spec's, git config, auto)
+    retest: bool = False               # --retest: build and test again, not trusting recorded results
 
 
 @dataclass

@@ -94,7 +94,7 @@ def _fails_at_start(run: Run, wt: Worktree, commands: Commands, failed: Result, 
                 "or raise `timeout` in the spec")
     elif failed.denied is not None:
         head = (f"the {what} command `{failed.command}` fails {where}: {failed.denied.say()}; "
-                f"{failed.denied.allow()}, then run again")
+                f"{failed.denied.allow()}, then run the command again")
     else:
         head = f"the {what} command fails {where}: `{failed.command}` exits {failed.exit_code}; {fix}, then run again"
     lines = [ln for ln in failed.output.splitlines() if not ln.startswith("[the setup command")]

@@ -202,11 +202,11 @@ def bwrap_argv(writable: list[str], hidden: list[str], network: bool, cwd: Path)
 
 
 def landlock_argv(writable: list[str], hidden: list[str], network: bool) -> list[str]:
-    import json
-
-    policy = {"write": writable, "files": [d for d in _DEVICES if os.path.exists(d)], "hide": hidden,
-              "network": network}
-    return [sys.executable, "-I", "-S", str(_LANDLOCK), json.dumps(policy), "--"]
+    argv = [sys.executable, "-I", "-S", str(_LANDLOCK)] + (["--network"] if network else [])
+    for flag, paths in (("-w", writable), ("-f", [d for d in _DEVICES if os.path.exists(d)]), ("-x", hidden)):
+        for p in paths:
+            argv += [flag, p]
+    return [*argv, "--"]
 
 
 # -- which sandbox a run uses ---------------------------------------------------------

@@ -1,20 +1,19 @@
 """Landlock (Linux 5.13+): a command confined by the kernel, where bubblewrap does not work.
 
-Run as a file, not a module (`python -I -S landlock.py POLICY -- CMD...`): it imports nothing of
-git-retcon, so the wrapper starts in a few milliseconds. It confines itself (writes only under the
+Run as a file, not a module (`python -I -S landlock.py [--network] [-w DIR]... [-f FILE]...
+[-x PATH]... -- CMD...`): it imports nothing of git-retcon and little of Python's library (no json,
+no re), so the wrapper starts in a few milliseconds. It confines itself (writes only under the
 policy's folders, reads everywhere but the hidden paths, and from ABI 4 no TCP connect or bind
 when the network is off; from ABI 6 no signals or abstract sockets outside), then runs the
 command as its child and, as a subreaper, ends whatever the command left running when it exits.
 git-retcon itself stays unconfined: only this process and its children are.
 
-POLICY is JSON: {"write": [dirs], "files": [device files to write], "hide": [paths],
-"network": bool}. The kernel's ABI decides what can be enforced; `abi()` says which.
+-w: a folder it may write; -f: a device file it may write; -x: a path it may not read; --network:
+TCP allowed. The kernel's ABI decides what can be enforced; `abi()` says which.
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import json
 import os
 import signal
 import struct
@@ -140,8 +139,10 @@ def _end_orphans() -> None:
                     except (OSError, ValueError, IndexError):
                         continue
                     if ppid == os.getpid():
-                        with contextlib.suppress(OSError):
+                        try:
                             os.kill(int(name), signal.SIGKILL)
+                        except OSError:   # gone already
+                            continue
             os.waitpid(-1, 0)
         except ChildProcessError:
             return
@@ -149,12 +150,34 @@ def _end_orphans() -> None:
             return
 
 
+def parse(argv: list[str]) -> tuple[dict[str, object], list[str]]:
+    """The policy and the command, from the wrapper's arguments."""
+    policy: dict[str, object] = {"write": [], "files": [], "hide": [], "network": False}
+    keys = {"-w": "write", "-f": "files", "-x": "hide"}
+    i = 0
+    while i < len(argv) and argv[i] != "--":
+        if argv[i] == "--network":
+            policy["network"] = True
+            i += 1
+        elif argv[i] in keys and i + 1 < len(argv):
+            policy[keys[argv[i]]].append(argv[i + 1])   # type: ignore[attr-defined]
+            i += 2
+        else:
+            raise ValueError(argv[i])
+    return policy, argv[i + 1:]
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) < 3 or argv[1] != "--":
-        sys.stderr.write("usage: landlock.py POLICY -- COMMAND...\n")
+    try:
+        policy, command = parse(argv)
+    except ValueError as exc:
+        sys.stderr.write(f"landlock.py: unknown argument {exc}\n")
+        return 2
+    if not command:
+        sys.stderr.write("usage: landlock.py [--network] [-w DIR]... [-f FILE]... [-x PATH]... -- COMMAND...\n")
         return 2
     try:
-        confine(json.loads(argv[0]))
+        confine(policy)
     except OSError as exc:
         sys.stderr.write(f"git-retcon: the Landlock sandbox could not be set up: {exc}\n")
         return 126
@@ -162,9 +185,9 @@ def main(argv: list[str]) -> int:
     pid = os.fork()
     if pid == 0:
         try:
-            os.execvp(argv[2], argv[2:])
+            os.execvp(command[0], command)
         except OSError as exc:
-            sys.stderr.write(f"git-retcon: {argv[2]}: {exc.strerror}\n")
+            sys.stderr.write(f"git-retcon: {command[0]}: {exc.strerror}\n")
         os._exit(127)
     signal.signal(signal.SIGTERM, lambda *_: os.kill(pid, signal.SIGKILL))
     _, status = os.waitpid(pid, 0)

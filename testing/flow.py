@@ -132,3 +132,13 @@ def needs_fix_repo(tmp_path: Path, spec: str = SPEC, extra: bool = False) -> Git
     (tmp_path / "s.toml").write_text(spec)
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0
     return repo
+
+
+def spec_with(spec: str, **fields: object) -> str:
+    """spec's TOML with top-level fields added before its first [[commit]]: `writable=[dir]` for a test
+    whose commands leave marks outside their worktree, `sandbox="off"` for one whose commands stand for
+    another process changing the repository (what the sandbox refuses to a build)."""
+    lines = "".join(f"{k} = {json.dumps([str(v) for v in val] if isinstance(val, list) else val)}\n"
+                    for k, val in fields.items())
+    at = spec.index("[[commit]]")
+    return spec[:at] + lines + spec[at:]

@@ -5,7 +5,7 @@ import json
 import time
 
 from testing.cleaned import NEEDS_PATHS, SPEC, TEST, edit_spec, finished, give_paths, planned, stuck
-from testing.flow import call, needs_fix_repo, retcon, take, turn
+from testing.flow import call, needs_fix_repo, retcon, spec_with, take, turn
 from testing.gitrepo import GitRepo
 
 
@@ -104,7 +104,7 @@ def test_branch_that_lost_or_gained_commits(tmp_path):
 
 def test_untested_tree_fails_until_rerun_records_a_pass(tmp_path):
     marker = tmp_path / "built"
-    spec = SPEC.replace('build = "', f'build = "touch {marker} && ')
+    spec = spec_with(SPEC.replace('build = "', f'build = "touch {marker} && '), writable=[tmp_path])
     repo = finished(tmp_path / "repo", spec)
     # A new test command: what was recorded no longer proves anything.
     edit_spec(repo, lambda t: t.replace("grep -q 'def two'", "grep -q 'def two()'"))

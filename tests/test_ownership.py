@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from testing.cleaned import SPEC, finished, planned
-from testing.flow import feature_repo, retcon, retcon_proc
+from testing.flow import feature_repo, retcon, retcon_proc, spec_with
 from testing.gitrepo import GitRepo
 
 
@@ -236,8 +236,9 @@ def test_the_cleaned_branch_checked_out_during_a_run_is_not_moved(tmp_path):
     mine, once = tmp_path / "mine", tmp_path / "once"
     checkout = (f"if grep -q two util.py && ! test -e {once}; then touch {once}; "
                 f"git -C {tmp_path / 'repo'} worktree add -q {mine} feature-clean; fi")
-    repo = planned(tmp_path / "repo", SPEC.replace('build = "test -f app.py -a -f util.py"',
-                                                   f'build = "{checkout}"'))
+    # The build stands for the user, outside any sandbox, which would refuse it the repository.
+    repo = planned(tmp_path / "repo", spec_with(SPEC.replace('build = "test -f app.py -a -f util.py"',
+                                                             f'build = "{checkout}"'), sandbox="off"))
     res = retcon(repo, "run", "-m", "retcon-paths")
     assert res.code != 0 and "Traceback" not in res.text, res.text
     assert f"branch 'feature-clean' is checked out in {mine}" in res.err

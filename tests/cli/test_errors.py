@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from testing.flow import ROOT, SPEC, call, feature_repo, retcon, retcon_proc, take, turn
+from testing.flow import ROOT, SPEC, call, feature_repo, retcon, retcon_proc, spec_with, take, turn
 
 
 @pytest.fixture
@@ -120,6 +120,7 @@ def test_hanging_command_is_killed_at_the_timeout(repo, tmp_path, scripted):
 def test_second_run_on_the_same_spec_is_refused(planned, tmp_path):
     spec = retcon(planned, "spec", "show").out.replace(
         "python3 -m py_compile app.py util.py", f"touch {tmp_path}/started && sleep 30")
+    spec = spec_with(spec, writable=[tmp_path])
     (tmp_path / "slow.toml").write_text(spec)
     assert retcon(planned, "spec", "import", str(tmp_path / "slow.toml")).code == 0
     (tmp_path / "script.json").write_text(json.dumps({"*/extract": take("")}))

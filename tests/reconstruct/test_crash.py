@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from testing.flow import ROOT, SPEC, call, feature_repo, retcon, retcon_proc, take, turn, write_script
+from testing.flow import ROOT, SPEC, call, feature_repo, retcon, retcon_proc, spec_with, take, turn, write_script
 from testing.gitrepo import GitRepo
 
 SCRIPT = {"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")}
@@ -110,6 +110,7 @@ def test_killed_during_the_build_then_resumed(project, jobs):
     spec = retcon_proc(project, "spec", "show").out.replace(
         'build = "python3 -m py_compile app.py util.py"',
         f'build = "touch {marker} && sleep 2 && python3 -m py_compile app.py util.py"')
+    spec = spec_with(spec, writable=[marker.parent])
     (project.path.parent / "s2.toml").write_text(spec)
     assert retcon_proc(project, "spec", "import", str(project.path.parent / "s2.toml")).code == 0
     proc = subprocess.Popen([sys.executable, "-m", "testing.run_retcon", "run", "--jobs", jobs], cwd=project.path,

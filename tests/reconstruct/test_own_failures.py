@@ -9,13 +9,14 @@ import pytest
 
 from git_retcon.git.plumbing import ConcurrentUpdate
 from git_retcon.state.store import NOTES_REF, Store
-from testing.flow import SPEC, call, feature_repo, retcon, turn
+from testing.flow import SPEC, call, feature_repo, retcon, spec_with, turn
 
 
-def planned(tmp_path, build: str = ""):
+def planned(tmp_path, build: str = "", **fields: object):
     repo = feature_repo(tmp_path / "repo")
     spec = SPEC.replace('build = "python3 -m py_compile app.py util.py"\n', f"build = {json.dumps(build)}\n"
                         if build else "")
+    spec = spec_with(spec, **fields) if fields else spec
     (tmp_path / "s.toml").write_text(spec)
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0
     return repo
@@ -35,7 +36,8 @@ def one_line(res) -> str:
 def test_a_lost_compare_and_swap_in_create_commit_stops_the_run_not_the_model(tmp_path, scripted):
     # The build moves the cleaned branch behind git-retcon's back (as another process could)
     # once the model has written the trigger file.
-    repo = planned(tmp_path, "test ! -f trigger || git update-ref refs/heads/feature-clean feature")
+    # The build stands for another process: unconfined, as the sandbox refuses it the repository.
+    repo = planned(tmp_path, "test ! -f trigger || git update-ref refs/heads/feature-clean feature", sandbox="off")
     log = scripted({"1/extract": [
         turn(call("write_file", path="trigger", content="go\n"), call("run_build")),
         turn(call("create_commit", message="util: add two()")),

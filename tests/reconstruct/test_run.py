@@ -98,7 +98,8 @@ def test_fix_loop_makes_a_wip_commit_from_the_remaining_diff(tmp_path, scripted)
     assert sorted(tested) == ["commands"]
     by_kind = {rec["kind"]: rec for rec in tested["commands"].values()}
     assert sorted(by_kind) == ["build", "test"]
-    assert sorted(by_kind["test"]) == ["command", "exit_code", "kind", "output", "result", "seconds"]
+    assert sorted(by_kind["test"]) == ["command", "depends", "exit_code", "kind", "network", "output", "result",
+                                       "sandbox", "seconds"]
     assert by_kind["test"]["result"] == "pass" and by_kind["test"]["exit_code"] == 0
     assert tested["commands"][by_kind["test"]["command"]] == by_kind["test"]
     # The run's totals are noted on the spec chain's commit current when it ended.

@@ -6,7 +6,7 @@ import fcntl
 import os
 
 from testing.cleaned import edit_spec
-from testing.flow import SPEC, feature_repo, retcon
+from testing.flow import SPEC, feature_repo, retcon, spec_with
 from testing.gitrepo import GitRepo
 
 # The build leaves an ignored build output; it counts its builds outside the repository.
@@ -21,7 +21,7 @@ def finished(tmp_path) -> tuple[GitRepo, str]:
     repo.commit("ignore out", {".gitignore": "out/\n"})
     repo.git("rebase", "-q", "main", "feature")
     repo.git("checkout", "-q", "main")
-    (tmp_path / "spec.toml").write_text(BUILD_SPEC.format(log=tmp_path / "builds.log"))
+    (tmp_path / "spec.toml").write_text(spec_with(BUILD_SPEC.format(log=tmp_path / "builds.log"), writable=[tmp_path]))
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
     res = retcon(repo, "run", "-m", "retcon-paths")
     assert res.code == 0, res.text
@@ -111,7 +111,7 @@ def test_killed_while_it_is_set_aside_or_taken_back_then_run_again(tmp_path):
     repo.commit("ignore out", {".gitignore": "out/\n"})
     repo.git("rebase", "-q", "main", "feature")
     repo.git("checkout", "-q", "main")
-    (tmp_path / "spec.toml").write_text(BUILD_SPEC.format(log=tmp_path / "builds.log"))
+    (tmp_path / "spec.toml").write_text(spec_with(BUILD_SPEC.format(log=tmp_path / "builds.log"), writable=[tmp_path]))
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
     # Killed as the admin dir goes: moved aside already, git may list it as prunable for now.
     killed = retcon_proc(repo, "run", "-m", "retcon-paths", env={"RETCON_FAILPOINT": "worktree-discarding@2"})

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from testing.cleaned import edit_spec
-from testing.flow import retcon
+from testing.flow import retcon, spec_with
 from testing.gitrepo import GitRepo
 
 INSTALL = """\
@@ -69,7 +69,8 @@ def project(tmp_path: Path, spec: str = SPEC) -> tuple[GitRepo, Path]:
                             "app.txt": "needs: dep two\n"})
     repo.commit("docs", {"README": "demo\n"})
     repo.git("checkout", "-q", "main")
-    (tmp_path / "spec.toml").write_text(spec)
+    # install.sh logs its runs beside the repository: a folder the sandbox lets it write.
+    (tmp_path / "spec.toml").write_text(spec_with(spec, writable=[tmp_path]))
     res = retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit")
     assert res.code == 0, res.text
     return repo, log

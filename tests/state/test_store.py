@@ -10,7 +10,7 @@ import pytest
 from git_retcon.git.plumbing import ConcurrentUpdate
 from git_retcon.state import specparse
 from git_retcon.state.store import NOTES_REF, Store
-from testing.flow import SPEC, call, feature_repo, retcon, take, turn
+from testing.flow import SPEC, call, feature_repo, retcon, spec_with, take, turn
 
 
 def test_spec_saves_are_a_commit_chain_moved_compare_and_swap(repo):
@@ -85,7 +85,7 @@ def test_a_tree_is_never_built_or_tested_twice(tmp_path, scripted):
     text = SPEC.replace('build = "python3 -m py_compile app.py util.py"',
                         f'build = "echo build >> {counter}"').replace(
         "test = \"python3 -c 'import app; app.main()'\"", f'test = "echo test >> {counter}"')
-    (tmp_path / "s.toml").write_text(text)
+    (tmp_path / "s.toml").write_text(spec_with(text, writable=[tmp_path]))
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0
     scripted({"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")})
     assert retcon(repo, "run", "-m", "scripted").code == 0
@@ -110,7 +110,7 @@ def test_a_test_the_model_ran_mid_step_is_recorded_and_not_run_again(tmp_path, s
     tested = tmp_path / "tested"
     spec = SPEC.replace('build = "python3 -m py_compile app.py util.py"', 'build = "true"').replace(
         "test = \"python3 -c 'import app; app.main()'\"", f'test = "git write-tree >> {tested}"')
-    (tmp_path / "s.toml").write_text(spec)
+    (tmp_path / "s.toml").write_text(spec_with(spec, writable=[tmp_path]))
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0
     scripted({"1/extract": [take("util.py")[0], take("util.py")[1],
                             {"calls": [{"name": "run_tests", "arguments": {}}]}, take("util.py")[2]],

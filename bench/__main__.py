@@ -1,7 +1,18 @@
 """`make bench`: every benchmark in turn, each printing its table. One module a line.
 model_output also measures the real histories of bench/releases.py (PyPI releases as commits).
 A real model (bench/local_model.py) is `make bench-local`: it builds a server and fetches weights."""
-from bench import absorb, judgement, langs, misordered, model_output, plan_sizes, releases, run_jobs, run_overhead
+from bench import (
+    absorb,
+    judgement,
+    langs,
+    misordered,
+    model_output,
+    plan_sizes,
+    releases,
+    run_jobs,
+    run_overhead,
+    sandbox_overhead,
+)
 
 run_overhead.main([])
 run_jobs.main([])
@@ -11,3 +22,4 @@ misordered.main([])
 judgement.main([])
 langs.main([])
 absorb.main([])
+sandbox_overhead.main([])

@@ -189,7 +189,14 @@ def main(argv: list[str]) -> int:
         except OSError as exc:
             sys.stderr.write(f"git-retcon: {command[0]}: {exc.strerror}\n")
         os._exit(127)
-    signal.signal(signal.SIGTERM, lambda *_: os.kill(pid, signal.SIGKILL))
+    def end(signum: int, _frame: object) -> None:
+        """Asked to stop (a timeout, Ctrl-C): the command and all it left go, also what left its
+        process group (setsid), since each was reparented to this subreaper."""
+        os.kill(pid, signal.SIGKILL)
+        _end_orphans()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, end)
     _, status = os.waitpid(pid, 0)
     _end_orphans()
     return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)

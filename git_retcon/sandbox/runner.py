@@ -245,14 +245,14 @@ def run_command(kind: CommandKind, command: str, cwd: Path, timeout: int,
             raise subprocess.TimeoutExpired(command, timeout)
         result: CommandResult = "pass" if code == 0 else ("notfound" if code == 127 else "fail")
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        _end(proc, box)
         proc.wait()
         reader.join()
         code, result = None, "timeout"
     except BaseException:
         # Ctrl-C (or any other way out): the command runs in its own session, so the
         # terminal's SIGINT never reached it; leave nothing running in the worktree.
-        _kill_group(proc)
+        _end(proc, box)
         proc.wait()
         reader.join(5)
         raise
@@ -293,6 +293,17 @@ def _kill_running() -> None:
     with _lock:
         for proc in _running:
             _kill_group(proc)
+
+
+def _end(proc: subprocess.Popen[bytes], box: Sandbox) -> None:
+    """End the command's whole tree. Landlock's wrapper is asked first: as a subreaper it ends also
+    what left the process group (bubblewrap's pid namespace dies with it anyway)."""
+    if box.mechanism == "landlock":
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(2)
+    _kill_group(proc)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

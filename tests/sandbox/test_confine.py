@@ -6,8 +6,6 @@ fails without the confinement. A mechanism's tests are skipped only where it doe
 from __future__ import annotations
 
 import os
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,14 +17,10 @@ from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import common_dir
 from git_retcon.sandbox import confine
 from git_retcon.sandbox.confine import FORCE_ENV, Sandbox
-from git_retcon.sandbox.probe import probe
 from git_retcon.sandbox.runner import Result, run_command
 from git_retcon.sandbox.worktree import Worktree
 from testing.gitrepo import GitRepo
-
-WORKS, WHY = probe()
-MECHANISMS = [pytest.param(m, marks=pytest.mark.skipif(m not in WORKS, reason=f"{m} does not work here: {WHY}"))
-              for m in ("bubblewrap", "landlock")]
+from testing.sandboxes import MECHANISMS, WORKS, Listener, sleepers
 
 
 @pytest.fixture
@@ -121,27 +115,6 @@ def test_a_secret_in_the_home_folder_is_hidden(wt, hermetic, mech, monkeypatch):
     assert "PRIVATE-KEY-TEXT" in run(wt, command, OFF).output
 
 
-class Listener:
-    """A TCP server on the loopback address, outside any sandbox: what it was sent."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(5)
-        self.port = self.sock.getsockname()[1]
-        self.got: list[bytes] = []
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                self.got.append(conn.recv(100))
-
-
 @pytest.fixture
 def listener() -> Iterator[Listener]:
     server = Listener()
@@ -170,19 +143,6 @@ def test_a_server_on_the_loopback_address_is_out_of_reach(wt, listener, mech, mo
     assert listener.got == [b"LEAK", b"LEAK"]
 
 
-def _sleepers(tag: str) -> list[int]:
-    found = []
-    for pid in os.listdir("/proc"):
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if cmd[:2] == [b"sleep", tag.encode()] and state not in ("Z", "X"):
-            found.append(int(pid))
-    return found
-
-
 @pytest.mark.parametrize("mech", MECHANISMS)
 def test_nothing_a_command_starts_outlives_it(wt, mech, monkeypatch):
     tag = f"{300 + os.getpid() % 1000}.{time.monotonic_ns() % 10**6}"
@@ -190,12 +150,12 @@ def test_nothing_a_command_starts_outlives_it(wt, mech, monkeypatch):
     res = run(wt, command, box(mech, monkeypatch))
     assert res.passed, res.output
     deadline = time.monotonic() + 5
-    while _sleepers(tag) and time.monotonic() < deadline:
+    while sleepers(tag) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _sleepers(tag) == []
+    assert sleepers(tag) == []
     assert run(wt, command, OFF).passed
     time.sleep(0.2)
-    left = _sleepers(tag)
+    left = sleepers(tag)
     for pid in left:   # unconfined, they outlive it (and are ended here)
         os.kill(pid, 9)
     assert len(left) == 2

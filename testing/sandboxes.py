@@ -50,3 +50,17 @@ def sleepers(tag: str) -> list[int]:
         if cmd[:2] == [b"sleep", tag.encode()] and state not in ("Z", "X"):
             found.append(int(pid))
     return found
+
+
+def worktrees(repo_path: Path) -> Path:
+    """Where the repository's build worktrees live (the user's cache folder, sandbox/admin.py)."""
+    import pygit2
+
+    from git_retcon.sandbox.admin import worktrees_root
+
+    return worktrees_root(pygit2.Repository(str(repo_path)))
+
+
+def shown(path: Path) -> str:
+    """A path under HOME as git-retcon's messages show it (~/...)."""
+    return "~/" + str(path.resolve().relative_to(Path(os.environ["HOME"]).resolve()))

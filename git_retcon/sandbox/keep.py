@@ -125,12 +125,16 @@ def human(size: int | None) -> str:
 
 
 def shown(repo: pygit2.Repository, path: Path) -> str:
-    """path as the user finds it: relative to the repository's top when it is inside."""
+    """path as the user finds it: relative to the repository's top when it is inside, else from ~
+    when it is under the home folder (the cache folder, where the worktrees live)."""
     top = Path(repo.workdir).resolve() if repo.workdir else None
-    try:
-        return str(path.resolve().relative_to(top)) if top is not None else str(path)
-    except ValueError:
-        return str(path)
+    home = Path(os.environ.get("HOME") or Path.home()).resolve()
+    for base, prefix in ((top, ""), (home, "~/")):
+        try:
+            return prefix + str(path.resolve().relative_to(base)) if base is not None else str(path)
+        except ValueError:
+            continue
+    return str(path)
 
 
 def free_spec(store: Store, name: str, say: Callable[[str], None]) -> int | None:

@@ -1,4 +1,5 @@
-"""The `run --jobs N` pool: linked worktrees under the git dir (.git/retcon/pool/<spec>/<i>)
+"""The `run --jobs N` pool: linked worktrees beside the build worktree (pool/<spec>/<i> in the
+user's cache folder, sandbox/admin.py)
 where a created commit is built and tested while the model works on the next commit in
 the build worktree. They are ours like the build worktree: kept warm across runs (a
 reset is cheap, a checkout of the whole tree is not), kept aside with the build worktree once
@@ -12,7 +13,7 @@ from pathlib import Path
 import pygit2
 
 from git_retcon.git.plumbing import common_dir
-from git_retcon.sandbox.admin import kept_path
+from git_retcon.sandbox.admin import kept_path, worktrees_root
 from git_retcon.sandbox.confine import Sandbox
 from git_retcon.sandbox.runner import Commands, Result
 from git_retcon.sandbox.worktree import Worktree
@@ -21,7 +22,7 @@ from git_retcon.state.store import Store, safe_name
 
 
 def _pools(repo: pygit2.Repository) -> Path:
-    return common_dir(repo) / "retcon" / "pool"
+    return worktrees_root(repo) / "pool"
 
 
 def _root(repo: pygit2.Repository, spec: str) -> Path:
@@ -40,20 +41,24 @@ def pool_name(spec: str, i: int) -> str:
     return f"{safe_name(spec)}/{i}"
 
 
+def _names(spec: str, *roots: Path) -> list[str]:
+    found = {int(p.name) for root in roots if root.is_dir() for p in root.iterdir() if p.name.isdigit()}
+    return [pool_name(spec, i) for i in sorted(found)]
+
+
+def _old(repo: pygit2.Repository, spec: str, kept: bool = False) -> Path:
+    """The spec's pool in the layout before (the git dir's retcon/): moved by the next run."""
+    return common_dir(repo) / "retcon" / ("kept/pool" if kept else "pool") / safe_name(spec)
+
+
 def pool_names(repo: pygit2.Repository, spec: str) -> list[str]:
     """The names of the spec's pool worktrees that exist on disk."""
-    root = _root(repo, spec)
-    if not root.is_dir():
-        return []
-    return [pool_name(spec, int(p.name)) for p in sorted(root.iterdir()) if p.name.isdigit()]
+    return _names(spec, _root(repo, spec), _old(repo, spec))
 
 
 def kept_pool_names(repo: pygit2.Repository, spec: str) -> list[str]:
     """The names of the spec's pool worktrees kept aside (sandbox/keep.py)."""
-    root = kept_path(repo, _root(repo, spec))
-    if not root.is_dir():
-        return []
-    return [pool_name(spec, int(p.name)) for p in sorted(root.iterdir()) if p.name.isdigit()]
+    return _names(spec, kept_path(repo, _root(repo, spec)), _old(repo, spec, kept=True))
 
 
 def remove_pool(repo: pygit2.Repository, spec: str) -> int:
@@ -61,8 +66,8 @@ def remove_pool(repo: pygit2.Repository, spec: str) -> int:
     names = list(dict.fromkeys(pool_names(repo, spec) + kept_pool_names(repo, spec)))
     for name in names:
         PoolWorktree.remove(repo, name)
-    shutil.rmtree(_root(repo, spec), ignore_errors=True)
-    shutil.rmtree(kept_path(repo, _root(repo, spec)), ignore_errors=True)
+    for root in (_root(repo, spec), kept_path(repo, _root(repo, spec)), _old(repo, spec), _old(repo, spec, True)):
+        shutil.rmtree(root, ignore_errors=True)
     return len(names)
 
 

@@ -13,13 +13,8 @@ import tempfile
 from pathlib import Path
 
 from git_retcon.sandbox import confine
+from git_retcon.sandbox.admin import cache_dir
 from git_retcon.sandbox.confine import FORCE_ENV, Mechanism
-
-
-def cache_dir() -> Path:
-    """git-retcon's folder in the user's cache ($XDG_CACHE_HOME, else ~/.cache)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path(os.environ.get("HOME") or Path.home()) / ".cache")
-    return Path(base) / "git-retcon"
 
 
 def _key() -> str:

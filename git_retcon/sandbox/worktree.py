@@ -1,5 +1,5 @@
-"""The build worktree: a linked worktree under the git dir where files are written,
-built and tested. Every path the model names is confined to it."""
+"""The build worktree: a linked worktree in the user's cache folder (sandbox/admin.py, outside the
+checkout) where files are written, built and tested. Every path the model names is confined to it."""
 from __future__ import annotations
 
 import os
@@ -13,8 +13,17 @@ from pygit2.enums import FileMode
 from git_retcon.errors import RetconError
 from git_retcon.failpoint import failpoint
 from git_retcon.git.ids import CommitId, TreeId
-from git_retcon.git.plumbing import common_dir, git, main_workdir
-from git_retcon.sandbox.admin import clear_locks, discard, kept_path, own_admin, stamp_path, trash
+from git_retcon.git.plumbing import git, main_workdir
+from git_retcon.sandbox.admin import (
+    clear_locks,
+    discard,
+    kept_path,
+    migrate,
+    own_admin,
+    stamp_path,
+    trash,
+    worktrees_root,
+)
 from git_retcon.sandbox.filters import Filters
 from git_retcon.sandbox.watch import Watch
 from git_retcon.state.store import safe_name
@@ -51,7 +60,7 @@ class Worktree:
 
     @classmethod
     def location(cls, repo: pygit2.Repository, name: str) -> Path:
-        return common_dir(repo) / "retcon" / "worktrees" / safe_name(name)
+        return worktrees_root(repo) / "worktrees" / safe_name(name)
 
     @classmethod
     def admin_dir(cls, repo: pygit2.Repository, name: str) -> Path:
@@ -72,6 +81,7 @@ class Worktree:
         the worktree's own lock files left by a killed run are cleared at once.
         """
         path = cls.location(repo, name)
+        migrate(repo, path)   # one of the layout before, inside the checkout, moves out
         admin = own_admin(repo, path)
         if admin is None or not (admin / _READY).exists():
             return cls._create(repo, path, commit)
@@ -131,6 +141,7 @@ class Worktree:
         prune), with everything in it. Where it is kept, or None when there is none (a half-made
         one is removed)."""
         path = cls.location(repo, name)
+        migrate(repo, path)
         kept = kept_path(repo, path)
         admin = own_admin(repo, path)
         if admin is not None and (admin / _READY).exists():
@@ -146,6 +157,7 @@ class Worktree:
         """Delete the spec's worktree, also a half-made or a kept one, and its setup stamp;
         nobody else's. True if there was anything to delete."""
         path = cls.location(repo, name)
+        migrate(repo, path)   # so that one of the layout before goes too
         removed = discard(repo, path)
         removed = trash(repo, kept_path(repo, path)) or removed
         stamp_path(repo, path).unlink(missing_ok=True)

@@ -14,6 +14,7 @@ import pytest
 
 from testing.flow import SPEC, call, feature_repo, retcon, retcon_proc, turn
 from testing.gitrepo import GitRepo
+from testing.sandboxes import worktrees
 
 
 def one_line_error(res, *words):
@@ -34,13 +35,15 @@ def plan(repo, tmp_path, text):
 # -- a full disk -------------------------------------------------------------------------------
 
 @pytest.fixture
-def small_disk(tmp_path):
-    """A 2 MB file system (tmpfs) to fill up; mounting one needs root."""
+def small_disk(tmp_path, monkeypatch):
+    """A 2 MB file system (tmpfs) to fill up; mounting one needs root. The cache folder, where the
+    build worktrees live, is on it too."""
     mnt = tmp_path / "disk"
     mnt.mkdir()
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)],
                       capture_output=True).returncode != 0:
         pytest.skip("cannot mount a small file system here (needs root)")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(mnt / "cache"))
     yield mnt
     subprocess.run(["umount", "-l", str(mnt)], check=False)
 
@@ -70,7 +73,7 @@ def test_a_full_disk_inside_a_tool_stops_the_run_naming_the_file(small_disk, tmp
     res = retcon(repo, "run", "-m", "scripted")
 
     line = one_line_error(res, "big.txt: No space left on device", "free some space")
-    assert line.startswith(f"error: {repo.path / '.git'}/"), line     # the file, by its full path
+    assert line.startswith(f"error: {worktrees(repo.path)}/"), line     # the file, by its full path
     assert "stuck" not in res.text
     assert len(log.read_text().splitlines()) == 1       # the model is not asked to deal with it
 
@@ -92,7 +95,7 @@ def test_a_full_disk_while_hunks_are_applied_stops_the_run_and_leaves_the_worktr
     log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids="$ids:a.txt|big.bin"))]
                     + [turn(call("read_diff"))] * 12})
     assert retcon(repo, "run", "-m", "scripted", "--dry-run").code == 0
-    wt = repo.path / ".git" / "retcon" / "worktrees" / "clean"
+    wt = worktrees(repo.path) / "worktrees" / "clean"
     fill(small_disk, leave=150_000)
 
     res = retcon(repo, "run", "-m", "scripted")

@@ -14,6 +14,7 @@ import pytest
 
 from testing.flow import ROOT, SPEC, call, feature_repo, retcon, retcon_proc, spec_with, take, turn, write_script
 from testing.gitrepo import GitRepo
+from testing.sandboxes import worktrees
 
 SCRIPT = {"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")}
 
@@ -236,7 +237,7 @@ def test_killed_at_random_instants_and_at_every_write_including_worktree_and_squ
     assert [sha for c in doc["commits"] for sha in c["commits"]] == \
         repo.git("rev-list", "--reverse", "main..feature-clean").split()
     assert retcon_proc(repo, "check").code == 0                       # no WIP left, tested, same tree
-    worktrees = repo.git("worktree", "list", "--porcelain").count("worktree ")
-    assert worktrees == 1                      # the user's: the build worktree went when the spec completed
-    assert not (repo.path / ".git" / "retcon" / "trash").exists()
+    listed = repo.git("worktree", "list", "--porcelain").count("worktree ")
+    assert listed == 1                      # the user's: the build worktree went when the spec completed
+    assert not (repo.path / ".git" / "retcon" / "trash").exists() and not (worktrees(repo.path) / "trash").exists()
     assert "retcon-scratch" not in repo.git("for-each-ref")

@@ -6,6 +6,7 @@ import json
 import signal
 
 from testing.flow import SPEC, call, feature_repo, retcon, retcon_proc, take, turn
+from testing.sandboxes import worktrees
 
 # Commit 3 is the last: plain code takes it, so its script must never be played.
 SCRIPT = {"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")}
@@ -79,7 +80,7 @@ def test_jobs_2_records_what_jobs_1_records_with_the_same_model_calls(tmp_path, 
     assert two.tree("feature-clean") == two.tree("feature")
     # A complete spec keeps no worktree: the pool went with the build worktree.
     assert "Removed the build worktree: the spec is complete" in res2.out
-    assert not (two.path / ".git" / "retcon" / "pool" / "feature-clean").exists()
+    assert not (worktrees(two.path) / "pool" / "feature-clean").exists()
     assert two.git("worktree", "list", "--porcelain").count("worktree ") == 1
 
 
@@ -89,12 +90,12 @@ def test_abort_removes_the_pool_of_a_run_that_stopped(tmp_path, scripted):
     scripted(SCRIPT)
     killed = retcon_proc(repo, "run", "-m", "scripted", "--jobs", "2", env={"RETCON_FAILPOINT": "spec-entry-held@2"})
     assert killed.code == -signal.SIGKILL
-    pool = repo.path / ".git" / "retcon" / "pool" / "feature-clean" / "1"
+    pool = worktrees(repo.path) / "pool" / "feature-clean" / "1"
     assert (pool / "app.py").exists() or (pool / "util.py").exists()
     res = retcon(repo, "abort", "feature-clean")
     assert res.code == 0, res.text
     assert "Removed the --jobs pool (" in res.out and not pool.exists()
-    assert "retcon/pool" not in repo.git("worktree", "list")
+    assert "/pool/" not in repo.git("worktree", "list")
 
 
 def test_a_failing_commit_sets_the_work_ahead_aside_and_redoes_it_without_the_model(tmp_path, scripted):

@@ -7,6 +7,7 @@ import os
 import pytest
 
 from testing.flow import SPEC, call, feature_repo, retcon, turn
+from testing.sandboxes import worktrees
 
 
 @pytest.fixture
@@ -48,7 +49,7 @@ def test_paths_outside_the_worktree_are_refused_to_the_model(project, scripted, 
     assert list(outside.iterdir()) == []
     assert (project.path / "app.py").exists()
     assert (project.path / ".git" / "config").read_bytes() == config
-    worktree = project.path / ".git" / "retcon" / "worktrees" / "feature-clean"
+    worktree = worktrees(project.path) / "worktrees" / "feature-clean"
     assert (worktree / ".git").read_text().startswith("gitdir: ")
     assert not (worktree / "sub").exists()
 

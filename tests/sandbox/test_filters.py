@@ -7,6 +7,7 @@ import json
 
 from testing.flow import call, retcon, take, turn
 from testing.gitrepo import GitRepo
+from testing.sandboxes import worktrees
 
 ROT13 = "tr A-Za-z N-ZA-Mn-za-m"
 SPEC = """\
@@ -69,7 +70,7 @@ def test_applied_and_written_files_go_through_the_filters(tmp_path, scripted):
                     if r.startswith("Wrote")})
     assert wrote == ["Wrote hand.txt (10 characters)."], wrote
     # The worktree holds what a checkout of the cleaned branch holds, and git sees no change.
-    wt = GitRepo(repo.path / ".git" / "retcon" / "worktrees" / "feature-clean")
+    wt = GitRepo(worktrees(repo.path) / "worktrees" / "feature-clean")
     assert (wt.path / "secret.sec").read_bytes() == b"plain\nhello\n"
     assert (wt.path / "notes.txt").read_bytes() == b"one\r\ntwo\r\n"
     assert (wt.path / "hand.txt").read_bytes() == b"by\r\nhand\r\n"

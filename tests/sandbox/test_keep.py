@@ -8,6 +8,7 @@ import os
 from testing.cleaned import edit_spec
 from testing.flow import SPEC, feature_repo, retcon, spec_with
 from testing.gitrepo import GitRepo
+from testing.sandboxes import shown, worktrees
 
 # The build leaves an ignored build output; it counts its builds outside the repository.
 BUILD_SPEC = SPEC.replace('build = "python3 -m py_compile app.py util.py"',
@@ -29,7 +30,7 @@ def finished(tmp_path) -> tuple[GitRepo, str]:
 
 
 def kept(repo: GitRepo):
-    return repo.path / ".git" / "retcon" / "kept" / "worktrees" / "feature-clean"
+    return worktrees(repo.path) / "kept" / "worktrees" / "feature-clean"
 
 
 def listed(repo: GitRepo) -> list[str]:
@@ -40,7 +41,7 @@ def listed(repo: GitRepo) -> list[str]:
 def test_a_complete_spec_keeps_its_ignored_files_aside_and_the_next_run_takes_them_back(tmp_path):
     repo, out = finished(tmp_path)
     assert ("Kept the build worktree for the next run, with the files git ignores there (out/; " in out
-            and "): .git/retcon/kept/worktrees/feature-clean. Free it with `git retcon free feature-clean`." in out)
+            and f"): {shown(kept(repo))}. Free it with `git retcon free feature-clean`." in out)
     assert (kept(repo) / "out" / "cache").is_file() and listed(repo) == [str(repo.path)]
     (kept(repo) / "stray.txt").write_text("left by hand\n")      # not ignored: gone when it comes back
     (kept(repo) / "util.py").write_text("changed by hand\n")     # tracked: as committed again
@@ -63,7 +64,7 @@ def test_a_worktree_with_nothing_ignored_is_removed_as_before(tmp_path):
     res = retcon(repo, "run", "-m", "retcon-paths")
     assert res.code == 0, res.text
     assert "Removed the build worktree: the spec is complete" in res.out and "Kept" not in res.out
-    assert not (repo.path / ".git" / "retcon" / "kept").exists() and listed(repo) == [str(repo.path)]
+    assert not (worktrees(repo.path) / "kept").exists() and listed(repo) == [str(repo.path)]
 
 
 def test_free_deletes_it_keeps_the_spec_and_branch_and_is_refused_under_a_runs_lock(tmp_path):
@@ -84,7 +85,7 @@ def test_free_deletes_it_keeps_the_spec_and_branch_and_is_refused_under_a_runs_l
     res = retcon(repo, "free", "feature-clean")
     assert res.code == 0, res.text
     assert res.out.startswith("Freed ") and ("B: deleted the build worktree of 'feature-clean' "
-                                             "(.git/retcon/kept/worktrees/feature-clean)") in res.out
+                                             f"({shown(kept(repo))})") in res.out
     assert not kept(repo).exists() and repo.git("for-each-ref") == refs and retcon(repo, "check").code == 0
     again = retcon(repo, "free")
     assert again.code == 0 and again.out == "Nothing to free: 'feature-clean' has no build worktree.\n"
@@ -130,4 +131,4 @@ def test_killed_while_it_is_set_aside_or_taken_back_then_run_again(tmp_path):
     assert res.code == 0, res.text
     assert repo.tree("feature-clean") == repo.tree("feature") and retcon(repo, "check").code == 0
     assert (kept(repo) / "out" / "cache").is_file() and listed(repo) == [str(repo.path)]
-    assert not (repo.path / ".git" / "retcon" / "trash").exists()
+    assert not (repo.path / ".git" / "retcon" / "trash").exists() and not (worktrees(repo.path) / "trash").exists()

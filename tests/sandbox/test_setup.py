@@ -15,6 +15,7 @@ from pathlib import Path
 from testing.cleaned import edit_spec
 from testing.flow import retcon, spec_with
 from testing.gitrepo import GitRepo
+from testing.sandboxes import shown, worktrees
 
 INSTALL = """\
 #!/bin/sh
@@ -81,7 +82,7 @@ def runs(log: Path) -> int:
 
 
 def kept(repo: GitRepo) -> Path:
-    return repo.path / ".git" / "retcon" / "kept" / "worktrees" / "feature-clean"
+    return worktrees(repo.path) / "kept" / "worktrees" / "feature-clean"
 
 
 def listed(repo: GitRepo) -> list[str]:
@@ -105,7 +106,7 @@ def test_a_complete_spec_keeps_the_installed_files_for_the_next_run_out_of_git_w
     repo, log = project(tmp_path)
     res = retcon(repo, "run", "-m", "retcon-paths")
     assert res.code == 0, res.text
-    where = ".git/retcon/kept/worktrees/feature-clean"
+    where = shown(kept(repo))
     assert ("Kept the build worktree for the next run, with the files git ignores there (node_modules/; "
             in res.out) and f"B): {where}. Free it with `git retcon free feature-clean`." in res.out
     assert (kept(repo) / "node_modules" / "dep.txt").read_text() == "dep two\n"
@@ -139,7 +140,7 @@ def test_free_deletes_the_kept_worktree_and_leaves_the_spec_and_branch(tmp_path)
     res = retcon(repo, "free", "feature-clean")
     assert res.code == 0, res.text
     assert res.out.startswith("Freed ") and "B: deleted the build worktree of 'feature-clean' " \
-        "(.git/retcon/kept/worktrees/feature-clean)" in res.out
+        f"({shown(kept(repo))})" in res.out
     assert "the next run makes the worktree again and runs its setup." in res.out
     assert not kept(repo).exists() and not list((repo.path / ".git" / "retcon" / "setup").rglob("*.json"))
     assert repo.git("for-each-ref") == refs and retcon(repo, "check").code == 0
@@ -221,10 +222,10 @@ def test_the_jobs_pool_sets_up_its_own_worktrees_and_keeps_them(tmp_path):
     repo, log = project(tmp_path)
     res = retcon(repo, "run", "-m", "retcon-paths", "--jobs", "2")
     assert res.code == 0, res.text
-    pool = repo.path / ".git" / "retcon" / "kept" / "pool" / "feature-clean" / "1"
+    pool = worktrees(repo.path) / "kept" / "pool" / "feature-clean" / "1"
     assert (pool / "node_modules" / "dep.txt").is_file()
     assert runs(log) >= 3          # the build worktree's at the base, the pool's own
-    assert re.search(r"\.git/retcon/kept/worktrees/feature-clean and \d of the --jobs pool\. Free them with", res.out)
+    assert re.search(re.escape(shown(kept(repo))) + r" and \d of the --jobs pool\. Free them with", res.out)
     assert listed(repo) == [str(repo.path)]
     assert repo.tree("feature-clean") == repo.tree("feature")
 

@@ -11,6 +11,7 @@ import pytest
 
 from testing.flow import SPEC, feature_repo, retcon_proc, spec_with, take, write_script
 from testing.gitrepo import GitRepo
+from testing.sandboxes import worktrees
 
 SCRIPT = {"1/extract": take("util.py"), "2/extract": take("app.py"), "3/extract": take("")}
 
@@ -26,7 +27,7 @@ def project(tmp_path, monkeypatch):
 
 
 def location(repo: GitRepo) -> Path:
-    return repo.path / ".git" / "retcon" / "worktrees" / "feature-clean"
+    return worktrees(repo.path) / "worktrees" / "feature-clean"
 
 
 def listed(repo: GitRepo) -> list[str]:
@@ -201,6 +202,7 @@ def test_killed_while_abort_removes_the_worktree(project):
     assert "Removed the build worktree." in res.out
     assert not location(project).exists()
     assert not (project.path / ".git" / "retcon" / "trash").exists()
+    assert not (worktrees(project.path) / "trash").exists()
     res = retcon_proc(project, "run")
     assert res.code == 0, res.text
     assert_done(project)

@@ -51,6 +51,7 @@ def commit_rows(store: Store, stored: Stored, walk: Walk) -> list[dict[str, Any]
         invented: notes.Invented = {"count": 0, "lines": []}
         seconds = {"build": 0.0, "test": 0.0, "model": 0.0}
         result: dict[CommandKind, str] = {}
+        sandbox: str | None = None
         for sha in created:
             note = notes.read_commit(store, sha)
             t = notes.tokens_of(note)
@@ -68,6 +69,7 @@ def commit_rows(store: Store, stored: Stored, walk: Walk) -> list[dict[str, Any]
             for kind, (verdict, took) in _tree_records(store, sha, commands).items():
                 result[kind] = verdict
                 seconds[kind] += took
+            sandbox = _sandbox_of(store, sha, commands)
         rows.append({
             "index": i + 1, "message": c.summary,
             "state": "in-progress" if c.state == "pending" and created else c.state, "commits": created,
@@ -75,6 +77,8 @@ def commit_rows(store: Store, stored: Stored, walk: Walk) -> list[dict[str, Any]
             # the last commit's: what the logical commit ends on
             "build": result.get("build", "none") if created else None,
             "test": result.get("test", "none") if created else None,
+            # what the last commit's build and test ran under (sandbox/confine.py); None: not known
+            "sandbox": sandbox if created else None,
             "invented": invented, "seconds": {k: round(v, 2) for k, v in seconds.items()},
             # what `git retcon absorb` folded into it since it was first complete
             "absorbed": [e.text for e in c.history if isinstance(e, Absorbed)],
@@ -124,6 +128,15 @@ def _tree_records(store: Store, sha: str, commands: dict[CommandKind, str]) -> d
             took = 0.0   # a note a human or an older version wrote
         out[kind] = (str(rec.get("result") or "none"), took)
     return out
+
+
+def _sandbox_of(store: Store, sha: str, commands: dict[CommandKind, str]) -> str | None:
+    """What the build and test of commit sha's tree ran under, as recorded (the test's, else the
+    build's); None when no record says (an older version's)."""
+    commit = find_commit(store.repo, sha)
+    records = notes.tree_commands(store, str(commit.tree_id)) if commit is not None else {}
+    found = [records[c].get("sandbox") for k, c in reversed(list(commands.items())) if c in records]
+    return next((str(s) for s in found if s), None)
 
 
 def foreign_branch(store: Store, stored: Stored) -> str | None:
@@ -182,6 +195,11 @@ def render(doc: dict[str, Any], stuck: str | None) -> list[str]:
         took = f"{_secs(s['build'])}/{_secs(s['test'])}/{_secs(s['model'])}"
         out.append(f"{r['index']:>3}  {r['state']:<11} {len(r['commits']):>7} {r['wip']:>3}  "
                    f"{r['build'] or '-':<7} {r['test'] or '-':<7} {took:>18} {tok:>9}  {r['message']}")
+    ran = {r["sandbox"] for r in rows if r.get("sandbox")}
+    if ran:   # what the build and test results ran under (the man page's CONFINEMENT)
+        out.append("Sandbox: " + ", ".join(
+            f"{s} (commits {', '.join(str(r['index']) for r in rows if r.get('sandbox') == s)})"
+            if len(ran) > 1 else s for s in sorted(ran)))
     for r in rows:
         if r["absorbed"]:
             out.append(f"Commit {r['index']} absorbed: {r['absorbed'][-1]}")

@@ -17,7 +17,7 @@ import pytest
 from git_retcon.sandbox.confine import FORCE_ENV
 from testing.flow import ROOT, SPEC, feature_repo, retcon, spec_with, take, write_script
 from testing.gitrepo import GitRepo
-from testing.sandboxes import MECHANISMS, Listener, sleepers
+from testing.sandboxes import MECHANISMS, WHY, WORKS, Listener, sleepers
 
 # What husky's install does from npm's `prepare` script: point git at hooks under node_modules.
 PREPARE = """\
@@ -165,3 +165,37 @@ def test_ctrl_c_ends_a_confined_commands_whole_tree(tmp_path, mech):
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert left == [], "a confined command outlived the interrupted run"
+
+
+@pytest.mark.skipif(not WORKS, reason=f"no sandbox works here: {WHY}")
+def test_records_say_which_sandbox_and_are_trusted_only_under_the_same_or_not_with_retest(tmp_path, monkeypatch):
+    """Issue 32: a result is reused only when what the command saw is the same: another sandbox (or
+    network, or setup) runs it again, and --retest does whatever the records say."""
+    monkeypatch.setenv(FORCE_ENV, WORKS[0])
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    repo = feature_repo(tmp_path / "repo")
+    spec = SPEC.replace('build = "', f'build = "echo b >> {logs}/count && ')
+    (tmp_path / "spec.toml").write_text(spec_with(spec, writable=[logs]))
+    assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
+
+    def builds() -> int:
+        return len((logs / "count").read_text().split())
+
+    def run(*args: str) -> str:
+        assert retcon(repo, "abort", "feature-clean").code == 0
+        res = retcon(repo, "run", "-m", "retcon-paths", *args)
+        assert res.code == 0, res.text
+        return res.out
+
+    assert retcon(repo, "run", "-m", "retcon-paths", "--sandbox", "off").code == 0
+    assert builds() == 4                                   # the base and three commits
+    assert "Sandbox: off" in retcon(repo, "status").out
+    assert run("--sandbox", "off").count("PASS (cached)") == 8 and builds() == 4
+    run()                                                  # confined: what it saw differs
+    assert builds() == 8
+    assert f"Sandbox: {WORKS[0]}" in retcon(repo, "status").out
+    assert json.loads(retcon(repo, "status", "--json").out)["commits"][0]["sandbox"] == WORKS[0]
+    assert run().count("PASS (cached)") == 8 and builds() == 8
+    run("--retest")
+    assert builds() == 12

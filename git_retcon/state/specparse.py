@@ -171,9 +171,9 @@ class _Parser:
             raise self.fail(f"'sandbox' must be \"auto\", \"require\" or \"off\", not "
                             f"{_q(sandbox) if isinstance(sandbox, str) else _type(sandbox)}", "sandbox")
         writable = data.get("writable", [])
-        if not isinstance(writable, list) or not all(isinstance(w, str) and w.strip() for w in writable):
-            raise self.fail("'writable' must be an array of folder paths, e.g. writable = [\"~/.cache/my-tool\"]",
-                            "writable")
+        if not isinstance(writable, list) or not all(isinstance(w, str) and w.startswith(("/", "~")) for w in writable):
+            raise self.fail("'writable' must be an array of absolute folder paths (or from ~), e.g. "
+                            "writable = [\"~/.cache/my-tool\"]", "writable")
         raw = data.get("commit")
         if raw is None or raw == []:
             raise self.fail("no [[commit]] entries: add at least one logical commit", "commit")

@@ -131,23 +131,37 @@ def _end_orphans() -> None:
     """Kill and reap what the command left running (reparented to this subreaper), until none is left."""
     while True:
         try:
-            for name in os.listdir("/proc"):
-                if name.isdigit():
+            if os.waitpid(-1, os.WNOHANG) == (0, 0):    # children left: kill them, then wait for one
+                for pid in _children():
                     try:
-                        with open(f"/proc/{name}/stat", "rb") as f:
-                            ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
-                    except (OSError, ValueError, IndexError):
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:   # gone already
                         continue
-                    if ppid == os.getpid():
-                        try:
-                            os.kill(int(name), signal.SIGKILL)
-                        except OSError:   # gone already
-                            continue
-            os.waitpid(-1, 0)
-        except ChildProcessError:
+                os.waitpid(-1, 0)
+        except ChildProcessError:   # none left (the usual case: nothing was left running)
             return
         except OSError:
             return
+
+
+def _children() -> list[int]:
+    """This process's children: the kernel's list where it keeps one, else a scan of /proc."""
+    me = os.getpid()
+    try:
+        with open(f"/proc/self/task/{me}/children", "rb") as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        pass
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    if int(f.read().rsplit(b")", 1)[1].split()[1]) == me:
+                        found.append(int(name))
+            except (OSError, ValueError, IndexError):
+                continue
+    return found
 
 
 def parse(argv: list[str]) -> tuple[dict[str, object], list[str]]:

@@ -114,7 +114,8 @@ class Sandbox:
         folder to remove after it."""
         if self.mechanism is None:
             return Launch(["/bin/sh", "-c", command], env, None, self)
-        tmp = tempfile.mkdtemp(prefix="git-retcon-tmp-")
+        _sweep_once()
+        tmp = tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-")
         env = {**env, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
         home = Path(env.get("HOME") or Path.home())
         writable = _unique([str(cwd), tmp, *caches(home, env, cwd), *self.extra(home)])
@@ -155,6 +156,31 @@ class Launch:
 
 
 UNCONFINED = Sandbox("off", None)
+_TMP_PREFIX = "git-retcon-tmp-"
+_swept: list[bool] = []
+
+
+def _sweep_once() -> None:
+    """Remove the private temp folders of git-retcon processes that are gone (a kill -9 leaves its
+    own behind): once per process, before its first confined command."""
+    if _swept:
+        return
+    _swept.append(True)
+    root = Path(tempfile.gettempdir())
+    try:
+        names = [n for n in os.listdir(root) if n.startswith(_TMP_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(_TMP_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(root / name, ignore_errors=True)
+        except OSError:
+            continue   # alive, another user's
 
 
 def _unique(paths: list[str]) -> list[str]:

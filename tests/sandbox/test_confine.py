@@ -198,3 +198,22 @@ def test_setup_has_the_network_unless_the_spec_says_no():
     assert confine.choose(None, "off", network=None).network is False
     assert confine.choose(None, "off", network=False).for_setup().network is False
     assert confine.choose(None, "off", network=True).network is True
+
+
+def test_temp_folders_a_killed_run_left_are_swept(tmp_path, monkeypatch):
+    """A kill -9 leaves a command's private temp folder; the next process removes those of dead ones."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(confine, "_swept", [])
+    dead = tmp_path / "git-retcon-tmp-999999-x"   # no such process
+    alive = tmp_path / f"git-retcon-tmp-{os.getppid()}-x"
+    dead.mkdir()
+    alive.mkdir()
+    monkeypatch.setenv(FORCE_ENV, "none")
+    box = Sandbox("require", WORKS[0]) if WORKS else None
+    if box is None:
+        pytest.skip("no sandbox works here")
+    launch = box.launch("true", tmp_path, dict(os.environ))
+    launch.done()
+    assert not dead.exists() and alive.exists()

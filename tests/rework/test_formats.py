@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from git_retcon import rework
-from git_retcon.sandbox.runner import Result, trim
+from git_retcon.sandbox.output import trim
+from git_retcon.sandbox.runner import Result
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from git_retcon.sandbox.runner import Result, trim
+from git_retcon.sandbox.output import trim
+from git_retcon.sandbox.runner import Result
 
 FIXTURES = Path(__file__).parent.parent / "rework" / "fixtures"
 

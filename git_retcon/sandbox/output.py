@@ -1,0 +1,124 @@
+"""What a command printed, trimmed to what matters: the head, the lines around the first error,
+the error-looking lines between, and the tail (a failure brief and a note hold this much), and
+the few words that say what went wrong for a `Building... FAIL (...)` line.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+_KEEP_HEAD = 15
+_KEEP_TAIL = 60
+_KEEP_BEFORE, _KEEP_AFTER = 5, 40    # around the first error
+_MAX_CHARS = 6000
+_REASON_CHARS = 100
+_INTERESTING = re.compile(r"error|Error|ERROR|FAIL|failed|Traceback|assert|undefined|not found|No module")
+# A line in which a tool states what went wrong, in the words the summary should use (by tier:
+# an error's own message first, then a failed test's name).
+_CAUSE = re.compile(
+    r"^(?:error(?:\[E\d+\])?: (?!could not compile|aborting due to)|"     # rustc, cargo
+    r"E\s+\S|[A-Z]{1,3}\d{3,4} (?:\[\*\] )?\S)|"                       # pytest's E lines, ruff's codes
+    r"(?:^|\s)(?:fatal )?error(?: TS\d+)?: |"                             # gcc, javac, mypy, tsc, kotlinc
+    r"(?:^|[\s>:])(?:[\w$]+\.)*[A-Z]\w*(?:Error|Exception)(?: \[\w+\])?: |^\s*Error(?: \[\w+\])?: |"  # exceptions
+    r"undefined reference to|\bundefined: |undeclared name: |panicked at|cannot find symbol|"
+    r"[Nn]o such file or directory|Cannot find module|[Uu]nresolved reference|no required module provides|"
+    r"not declared by package")
+_LOCATED = re.compile(r"^(?:vet: )?[^\s:]+\.\w+:\d+(?::\d+)?:? ")     # path:line: message
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_TEST_FAILED = re.compile(r"^\s*(?:not ok \d+|--- FAIL:|FAILED |FAIL:? |● |✖ |✘ |\d+\) )")
+# Lines that never say what went wrong: stack frames, make's and npm's echoes, warnings, and tests
+# that passed (ava's and mocha's check marks, TAP's `ok`: a test may be named "stop on error").
+_NOT_A_CAUSE = re.compile(r"^\s+at |^\s*(?:g?make(?:\[\d+\])?: \*\*\*|npm (?:ERR!|error)|warning\b)|"
+                          r"^\s*(?:[✔✓√]|ok \d+\b)|"
+                          r"could not compile|aborting due to|\d+ (?:failed|errors?)\b.*\d+ (?:passed|total)")
+# An absolute path into a build worktree, as the summary shows it: from the worktree's root.
+_IN_WORKTREE = re.compile(r"(?:file://)?/\S*?/worktrees/[^/\s]+/")
+
+
+def cause(output: str) -> str | None:
+    """What the output says went wrong, in a few words (the first error's message, else the first
+    failed test), never a stack frame; None when it says nothing of the kind."""
+    lines = [_IN_WORKTREE.sub("", _ANSI.sub("", line)).strip() for line in output.splitlines()]
+    lines = [line for line in lines if line and not _NOT_A_CAUSE.search(line)]
+    for rx in (_CAUSE, _TEST_FAILED, _LOCATED, _INTERESTING):
+        line = next((ln for ln in lines if rx.search(ln)), None)
+        if line is not None:
+            return _shorten(re.sub(r"^E\s+", "", line))
+    return None
+
+
+_CARGO_JSON = re.compile(r'^\{"(?:reason|\$message_type)":')
+
+
+def _readable(lines: list[str]) -> list[str]:
+    """cargo's and rustc's JSON messages as the text they render (a diagnostic's JSON carries
+    its whole explanation: kilobytes a line); cargo's other JSON records left out."""
+    if not any(_CARGO_JSON.match(ln) for ln in lines[:200]):
+        return lines
+    out: list[str] = []
+    for line in lines:
+        if not _CARGO_JSON.match(line):
+            out.append(line)
+            continue
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            out.append(line)
+            continue
+        msg = doc.get("message", doc) if isinstance(doc, dict) else None
+        text = msg.get("rendered") if isinstance(msg, dict) else None
+        if isinstance(text, str):
+            out += [*text.rstrip("\n").splitlines(), ""]
+    return out
+
+
+def _shorten(line: str) -> str:
+    line = " ".join(line.split())
+    if len(line) <= _REASON_CHARS:
+        return line
+    return line[: _REASON_CHARS - 1].rsplit(" ", 1)[0] + "…"
+
+
+def trim(output: str) -> str:
+    """Head, the lines around the first error, the error-looking lines between, and the tail:
+    what a reader of a log needs (a location in the middle of a long output survives)."""
+    lines = _readable(output.splitlines())
+    if len(lines) <= _KEEP_HEAD + _KEEP_TAIL:
+        text = "\n".join(lines)
+        return text if len(text) <= _MAX_CHARS else _cut(lines, set(range(len(lines))))
+    first = next((i for i, ln in enumerate(lines) if _CAUSE.search(ln) and not _NOT_A_CAUSE.search(ln)), None)
+    if first is None:
+        first = next((i for i, ln in enumerate(lines) if _INTERESTING.search(ln)
+                      and not _NOT_A_CAUSE.search(ln)), None)
+    keep = set(range(_KEEP_HEAD)) | set(range(len(lines) - _KEEP_TAIL, len(lines)))
+    if first is not None:
+        keep |= set(range(max(first - _KEEP_BEFORE, 0), min(first + _KEEP_AFTER, len(lines))))
+    middle = [i for i in range(len(lines)) if i not in keep and _INTERESTING.search(lines[i])]
+    keep |= set(middle[:30])
+    return _cut(lines, keep)
+
+
+def _cut(lines: list[str], keep: set[int]) -> str:
+    """The kept lines, a marker where lines were left out; past _MAX_CHARS the tail's first
+    lines go, then the head's: the first error stays."""
+    def render(kept: list[int]) -> str:
+        out: list[str] = []
+        prev = -1
+        for i in kept:
+            if i > prev + 1:
+                out.append(f"[... {i - prev - 1} lines omitted ...]")
+            out.append(lines[i] if len(lines[i]) <= 500 else lines[i][:499] + "…")
+            prev = i
+        if prev < len(lines) - 1:
+            out.append(f"[... {len(lines) - 1 - prev} lines omitted ...]")
+        return "\n".join(out)
+
+    kept = sorted(keep)
+    text = render(kept)
+    while len(text) > _MAX_CHARS and len(kept) > 1:
+        # Drop from the middle of the kept lines' second half (the tail's start), so the head,
+        # the first error and the very last lines stay.
+        drop = kept[len(kept) * 3 // 4 - 1] if len(kept) > 4 else kept[-1]
+        kept.remove(drop)
+        text = render(kept)
+    return text

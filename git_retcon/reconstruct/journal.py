@@ -220,6 +220,8 @@ class Journal:
             r = next((r for r in results if r.kind == kind), None)
             if r is not None:
                 note[kind] = r.result
+                if r.sandbox is not None:     # what it ran under: the note says, as the record does
+                    note["sandbox"] = r.sandbox
             elif not w.commands.configured(kind):
                 note[kind] = "skipped"
         self._notes[tip] = note

@@ -84,7 +84,7 @@ def test_fix_loop_makes_a_wip_commit_from_the_remaining_diff(tmp_path, scripted)
     # read them, so no key may appear, vanish or change unnoticed.
     initial = notes(repo, repo.rev("feature-clean~2"))
     assert sorted(initial) == ["attempt", "build", "index", "invented", "kind", "model_calls", "model_seconds",
-                               "spec", "test", "tokens"]
+                               "sandbox", "spec", "test", "tokens"]
     assert isinstance(initial["model_seconds"], float)      # the step's wall time (status shows it)
     assert initial["invented"] == {"count": 0, "lines": []}     # hunks taken: nothing invented
     assert [initial[k] for k in ("spec", "index", "kind", "attempt")] == ["feature-clean", 1, "initial", 1]

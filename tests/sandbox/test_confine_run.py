@@ -197,6 +197,9 @@ def test_records_say_which_sandbox_and_are_trusted_only_under_the_same_or_not_wi
     assert builds() == 8
     assert f"Sandbox: {WORKS[0]}" in retcon(repo, "status").out
     assert json.loads(retcon(repo, "status", "--json").out)["commits"][0]["sandbox"] == WORKS[0]
+    # And each created commit's note says what its build and tests ran under.
+    note = json.loads(repo.git("notes", "--ref=retcon", "show", "feature-clean"))
+    assert note["sandbox"] == WORKS[0] and note["build"] == "pass"
     assert run().count("PASS (cached)") == 8 and builds() == 8
     run("--retest")
     assert builds() == 12

@@ -77,6 +77,10 @@ def absorb_locked(store: Store, stored: Stored, ui: UI, into_args: list[str], mo
     if (k := spec.current()) is not None:
         raise RetconError(f"commit {k + 1}/{len(spec.commits)} is {spec.commits[k].state}: absorb folds changes "
                           f"into a finished history; finish it first: git retcon run {stored.name}")
+    from git_retcon.reconstruct import restack  # made of absorb's pieces: imported here, not above
+    if restack.restack_if_rebased(store, stored, Branches(repo, spec), ui) and \
+            (why := restack.stopped_text(stored)) is not None:
+        raise StuckStop(why)
     br = Branches(repo, spec)
     tip = br.cleaned_tip
     made = recorded(repo, spec)
@@ -299,18 +303,21 @@ def _write(store: Store, stored: Stored, br: Branches, tip: CommitId, remade: li
 
 
 def finish_interrupted(store: Store, stored: Stored, say: Callable[[str], None]) -> None:
-    """An absorb killed after it saved the spec and before it moved the branch: move it now.
-    The pending operation record says what the branch was before; it is still there."""
+    """An absorb (or a restack) killed after it saved the spec and before it moved the branch:
+    move it now. The pending operation record says what the branch was before; it is still
+    there (a run moves the branch before it saves the spec: never this state otherwise)."""
     try:
         op = oplog.last(store, stored.name)
     except oplog.DamagedLog:
         return      # no record of an absorb to finish (undo says how to clear the log)
     ref = branch_ref(stored.spec.cleaned)
-    if op is None or op.what != "absorb" or op.after is not None:
+    # A run restacks inside its own record (restack.py): the same writes, the same finish.
+    if op is None or op.what not in ("absorb", "run") or op.after is not None:
         return
     now = ref_target(store.repo, ref)
     made = recorded(store.repo, stored.spec)
-    if not made or now == made[-1] or now != op.before.get(ref) or find_commit(store.repo, made[-1]) is None:
+    if not made or now is None or now == made[-1] or now != op.before.get(ref) or \
+            find_commit(store.repo, made[-1]) is None:
         return
     move_branch(store.repo, stored.spec.cleaned, made[-1], now, "absorb, finished after an interruption")
     say(f"Finished an interrupted absorb: '{stored.spec.cleaned}' is at {short(made[-1])}.")

@@ -25,6 +25,7 @@ from git_retcon.git.plumbing import (
     ref_target,
     short,
 )
+from git_retcon.git.rebased import advice, older_base
 from git_retcon.state import notes
 from git_retcon.state.notes import CommandKind
 from git_retcon.state.spec import LogicalCommit
@@ -83,6 +84,9 @@ def check_spec(store: Store, stored: Stored, allow_wip: bool = False, rerun: boo
         # run would refuse it too: saying "run to adopt them" would send the user in a circle.
         v.add(False, f"{foreign}: git-retcon neither checks nor adopts it; rename or delete that branch, "
                      f"or give the spec another `cleaned` name")
+        return v
+    if not on_base and not open_ and older_base(repo, recorded, tip, base) is not None:
+        v.add(False, advice(spec.source, name))   # what status and absorb say, and run does
         return v
     v.add(*_chain_item(stored, chain, on_base, recorded, base))
     v.add(*_tree_item(repo, stored, tip, src, base, complete=not open_))

@@ -14,6 +14,8 @@ from git_retcon.errors import RetconError
 from git_retcon.git import ownership
 from git_retcon.git.ids import CommitId
 from git_retcon.git.plumbing import find_commit, fork_point, full_sha, get_commit
+from git_retcon.git.rebased import advice as rebased_advice
+from git_retcon.git.rebased import older_base
 from git_retcon.state import cost, notes
 from git_retcon.state.notes import CommandKind
 from git_retcon.state.spec import Absorbed
@@ -22,8 +24,9 @@ from git_retcon.ui import plural
 
 # The cleaned branch as status shows it: not made yet, as recorded (with commits on
 # top to adopt, maybe), gone although commits are recorded on it, not holding them,
-# or a branch git-retcon did not make.
-BranchState = Literal["none", "ok", "missing", "moved", "foreign"]
+# or a branch git-retcon did not make; or as recorded, on the base the source was rebased away
+# from (a restack: git.rebased).
+BranchState = Literal["none", "ok", "missing", "moved", "foreign", "rebased"]
 
 
 def document(store: Store, stored: Stored) -> dict[str, Any]:
@@ -33,9 +36,11 @@ def document(store: Store, stored: Stored) -> dict[str, Any]:
     rows = commit_rows(store, stored, walk)
     spent = cost.ledger(store, stored)
     cost.add_to_rows(rows, spent)
+    branch = branch_state(store, stored, walk)
     return {"name": stored.name, "source": spec.source, "remote": spec.remote, "cleaned": spec.cleaned,
-            "state": spec.state, "branch": branch_state(store, stored, walk), "commits": rows,
-            "to_absorb": to_absorb(store, stored),
+            "state": spec.state, "branch": branch, "commits": rows,
+            # a restack takes the remote's changes: nothing of them is absorb's
+            "to_absorb": 0 if branch == "rebased" else to_absorb(store, stored),
             "runs": [{"model": r.get("model"), "stop": r.get("stop"), "tokens": r.get("tokens")} for r in spent.runs]}
 
 
@@ -174,7 +179,22 @@ def branch_state(store: Store, stored: Stored, walk: Walk) -> BranchState:
         return "foreign"
     if not recorded or on is None:   # no merge base: status says what it knows, check says the rest
         return "ok"
-    return "ok" if on[: len(recorded)] == recorded else "moved"
+    if on[: len(recorded)] == recorded:
+        return "ok"
+    return "rebased" if rebased(store, stored, recorded) else "moved"
+
+
+def rebased(store: Store, stored: Stored, recorded: list[CommitId]) -> bool:
+    """A complete spec whose cleaned branch holds the recorded commits on the base the source
+    was rebased away from: `run` restacks it (git.rebased says so for every command)."""
+    spec = stored.spec
+    if spec.current() is not None:
+        return False
+    try:
+        base = str(fork_point(store.repo, spec.source, spec.remote, "").base.id)
+    except RetconError:
+        return False
+    return older_base(store.repo, recorded, ownership.branch_tip(store.repo, spec.cleaned), base) is not None
 
 
 def _secs(value: float) -> str:
@@ -185,7 +205,7 @@ def render(doc: dict[str, Any], stuck: str | None) -> list[str]:
     """The table and the notes under it; stuck: the stuck commit's summary, if any."""
     name, rows, branch = doc["name"], doc["commits"], doc["branch"]
     state = {"missing": "branch missing", "moved": "branch moved",
-             "foreign": "branch not git-retcon's"}.get(branch, doc["state"])
+             "foreign": "branch not git-retcon's", "rebased": "source rebased"}.get(branch, doc["state"])
     out = [f"{name}: {state} ({doc['source']} onto {doc['remote']} -> {doc['cleaned']})",
            f"{'#':>3}  {'state':<11} {'commits':>7} {'wip':>3}  {'build':<7} {'test':<7} "
            f"{'time b/t/model':>18} {'tokens':>9}  message"]
@@ -225,6 +245,8 @@ def render(doc: dict[str, Any], stuck: str | None) -> list[str]:
     elif branch == "foreign":
         out += ["", f"A branch '{doc['cleaned']}' exists that git-retcon did not make: run refuses to touch it; "
                 "rename or delete it, or give the spec another `cleaned` name"]
+    elif branch == "rebased":
+        out += ["", rebased_advice(doc["source"], name)]
     elif branch == "moved":
         out += ["", f"Branch '{doc['cleaned']}' no longer holds the recorded commits: "
                 f"`git retcon check {name}` says how to repair it"]

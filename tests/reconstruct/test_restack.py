@@ -3,14 +3,17 @@ new merge base with the same placements, verifies it, and `undo` takes it back; 
 `check` and the pre-push hook name the same next command before."""
 from __future__ import annotations
 
+import io
 import json
 import signal
 
 import pytest
 
+from git_retcon.hooks import pre_push
 from testing.flow import SPEC, feature_repo, retcon, retcon_proc
 
 MESSAGES = ["docs: explain main", "app: use two()", "util: add two()"]
+NEXT = "'feature' was rebased onto a new base: git retcon run feature-clean restacks the clean history on it"
 
 
 def status(repo):
@@ -48,6 +51,21 @@ def assert_restacked(repo):
     assert repo.tree("feature-clean") == repo.tree("feature")
     assert "extra.py" in repo.git("show", "--name-only", "--format=", "feature-clean~1").split()   # --into 2 kept
     assert [c["state"] for c in status(repo)["commits"]] == ["complete"] * 3
+
+
+def test_status_check_and_the_pre_push_hook_name_the_restack(placed, monkeypatch, capsys):
+    repo = placed
+    upstream(repo, {"LICENSE": "MIT\n"})
+    out = retcon(repo, "status")
+    assert NEXT in out.out and "git retcon absorb" not in out.out, out.text
+    assert status(repo)["branch"] == "rebased" and status(repo)["to_absorb"] == 0
+    res = retcon(repo, "check")
+    assert res.code != 0 and NEXT in res.out and "abort" not in res.out, res.text
+    monkeypatch.chdir(repo.path)
+    tip = repo.rev("feature-clean")
+    line = f"refs/heads/feature-clean {tip} refs/heads/feature-clean {'0' * 40}\n"
+    assert pre_push(["origin"], io.StringIO(line), {}) == 1
+    assert NEXT in capsys.readouterr().err
 
 
 def test_a_run_restacks_onto_a_file_the_feature_does_not_touch(placed):

@@ -135,3 +135,29 @@ def test_a_restack_killed_before_the_branch_moved_is_finished(placed):
     assert res.code == 0, res.text
     assert "Finished an interrupted absorb" in res.out
     assert_restacked(repo)
+
+
+def test_a_branch_checked_out_in_a_worktree_is_not_moved(placed):
+    repo = placed
+    tip = repo.rev("feature-clean")
+    upstream(repo, {"LICENSE": "MIT\n"})
+    repo.git("worktree", "add", "-q", str(repo.path.parent / "wt"), "feature-clean")
+    res = retcon(repo, "run", "-m", "retcon-paths")
+    assert res.code == 1 and "is checked out in" in res.err, res.text
+    res = retcon(repo, "absorb")
+    assert res.code == 1 and "is checked out in" in res.err, res.text
+    assert repo.rev("feature-clean") == tip
+
+
+def test_a_re_made_commit_that_fails_on_the_new_base_is_left_to_the_run(placed):
+    """main refuses util.two() in app.py: on the new base commit 1 (which adds it) fails."""
+    repo = placed
+    upstream(repo, {"app.py": "import util\n\nassert not hasattr(util, 'two'), 'no two()'\n\n\ndef main():\n"
+                              "    return util.one()\n"})
+    res = retcon(repo, "absorb")
+    assert res.code == 3, res.text
+    assert "Commit 1/3 does not pass on the new base" in res.out and "no two()" in res.out
+    assert "the restack left commit 1/3 to build again on the new base" in res.err
+    assert [c["state"] for c in status(repo)["commits"]] == ["in-progress", "pending", "pending"]
+    assert repo.rev("feature-clean~1") == repo.rev("main")
+    assert "git retcon run feature-clean" in retcon(repo, "check").out

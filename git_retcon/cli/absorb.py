@@ -24,6 +24,8 @@ def absorb(name: str | None, into: tuple[str, ...], model: str | None, quiet: bo
     at the end, saying why. Then every logical commit from the first one changed is re-made
     and built and tested again (a tree already tested is not run again), the spec records
     what was absorbed where, and `git retcon undo` puts the previous branch back.
+    A source rebased onto a moved remote is restacked first, as run does: every commit
+    re-made on the new merge base, with the same placements, and verified.
     Exit codes: 0 done, 1 error, 3 a re-made commit fails (run goes on from there).
 
     \b

@@ -161,3 +161,16 @@ def test_a_re_made_commit_that_fails_on_the_new_base_is_left_to_the_run(placed):
     assert [c["state"] for c in status(repo)["commits"]] == ["in-progress", "pending", "pending"]
     assert repo.rev("feature-clean~1") == repo.rev("main")
     assert "git retcon run feature-clean" in retcon(repo, "check").out
+
+
+def test_review_fixes_made_with_the_rebase_are_absorbed_after_the_restack(placed):
+    repo = placed
+    upstream(repo, {"LICENSE": "MIT\n"})
+    repo.git("checkout", "-q", "feature")
+    repo.commit("review", {"util.py": "def one():\n    return 1\n\n\ndef two():\n    return 1 + 1\n"})
+    repo.git("checkout", "-q", "main")
+    res = retcon(repo, "run", "-m", "retcon-paths")
+    assert res.code == 0, res.text
+    assert "restacking" in res.out and "util.py (modify) -> commit 1: its lines came from commit 1" in res.out
+    assert_restacked(repo)
+    assert "1 + 1" in repo.git("show", "feature-clean~2:util.py")

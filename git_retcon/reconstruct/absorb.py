@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import llm
 import pygit2
@@ -29,37 +28,20 @@ from git_retcon.failpoint import failpoint
 from git_retcon.git.commits import make_commit
 from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.ownership import branch_ref, move_branch, refuse_checked_out
-from git_retcon.git.plumbing import find_commit, full_sha, get_commit, get_tree, ref_target, short
+from git_retcon.git.plumbing import find_commit, full_sha, get_commit, ref_target, short
 from git_retcon.model.choose import BUILTIN
 from git_retcon.model.prompt import template
 from git_retcon.model.retry import Retry
+from git_retcon.reconstruct import restack
 from git_retcon.reconstruct.branch import Branches, recorded
 from git_retcon.reconstruct.placement import Ask, Into, Placed, place
-from git_retcon.sandbox import confine
-from git_retcon.sandbox.runner import Commands, Result
-from git_retcon.sandbox.setup import Setup
-from git_retcon.sandbox.worktree import Worktree
+from git_retcon.reconstruct.remake import Remade, copy_onto, last_commit, merged, verify
 from git_retcon.state import notes, oplog
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Store, Stored
 from git_retcon.ui import UI, plural
 
 NEW_MESSAGE = "Changes made after the clean history, that no logical commit takes"
-
-
-@dataclass
-class Remade:
-    """Logical commit k re-made: its new commits, what it absorbed, and its verdict."""
-
-    k: int
-    commits: list[CommitId]
-    placed: list[Placed] = field(default_factory=list)
-    results: list[Result] = field(default_factory=list)
-    new: bool = False                      # a logical commit absorb added at the end
-
-    @property
-    def passed(self) -> bool:
-        return all(r.passed for r in self.results)
 
 
 def absorb(store: Store, name: str, ui: UI, into: list[str], model: llm.Model | None) -> None:
@@ -77,7 +59,6 @@ def absorb_locked(store: Store, stored: Stored, ui: UI, into_args: list[str], mo
     if (k := spec.current()) is not None:
         raise RetconError(f"commit {k + 1}/{len(spec.commits)} is {spec.commits[k].state}: absorb folds changes "
                           f"into a finished history; finish it first: git retcon run {stored.name}")
-    from git_retcon.reconstruct import restack  # made of absorb's pieces: imported here, not above
     if restack.restack_if_rebased(store, stored, Branches(repo, spec), ui) and \
             (why := restack.stopped_text(stored)) is not None:
         raise StuckStop(why)
@@ -105,7 +86,7 @@ def absorb_locked(store: Store, stored: Stored, ui: UI, into_args: list[str], mo
         where = f"commit {p.into + 1}" if p.into is not None else "a new commit at the end"
         ui.line(f"  {p.hunk.path} ({p.hunk.kind}) -> {where}: {p.why}")
     remade = _remake(store, stored, br, tip, tip_tree, placed, ui)
-    _verify(store, stored, remade, ui)
+    verify(store, stored, remade, ui)
     _write(store, stored, br, tip, remade, ui)
 
 
@@ -134,11 +115,11 @@ def _remake(store: Store, stored: Stored, br: Branches, tip: CommitId, tip_tree:
             old = [full_sha(repo, s) for s in c.created]
             for i, sha in enumerate(old):
                 theirs = after if i == len(old) - 1 else before
-                tree = _merged(repo, tip_tree, tree_of(get_commit(repo, sha)), theirs)
+                tree = merged(repo, tip_tree, tree_of(get_commit(repo, sha)), theirs)
                 if tree is None:
                     failed = k
                     break
-                parent = _copy(repo, sha, tree, parent)
+                parent = copy_onto(repo, sha, tree, parent)
                 commits.append(parent)
             if failed is not None:
                 break
@@ -175,22 +156,6 @@ def _tree_with(repo: pygit2.Repository, tree: TreeId, hunks: list[diff.Hunk]) ->
     return TreeId(diff.tree_with(repo, tree, hunks))
 
 
-def _merged(repo: pygit2.Repository, ancestor: TreeId, ours: TreeId, theirs: TreeId) -> TreeId | None:
-    """ours with the change from ancestor to theirs merged in; None on a conflict."""
-    if theirs == ancestor:
-        return ours
-    index = repo.merge_trees(get_tree(repo, ancestor), get_tree(repo, ours), get_tree(repo, theirs))
-    if index.conflicts is not None:
-        return None
-    return TreeId(str(index.write_tree(repo)))
-
-
-def _copy(repo: pygit2.Repository, sha: CommitId, tree: TreeId, parent: CommitId) -> CommitId:
-    """sha's commit, with tree, on parent: same message, author and committer."""
-    old = get_commit(repo, sha)
-    return make_commit(repo, tree, [parent], old.message, old.author, old.committer)
-
-
 def _new_message(repo: pygit2.Repository, spec: specmod.Spec, br: Branches, tip: CommitId) -> str:
     """For the new logical commit: the subjects of the source's commits since the tree the
     spec completed at."""
@@ -202,42 +167,6 @@ def _new_message(repo: pygit2.Repository, spec: specmod.Spec, br: Branches, tip:
         subjects.append(c.message.splitlines()[0] if c.message else str(c.id)[:9])
     body = "\n".join(f"- {s}" for s in reversed(subjects[:20]))
     return NEW_MESSAGE + ("\n\n" + body if body else "") + "\n"
-
-
-def _verify(store: Store, stored: Stored, remade: list[Remade], ui: UI) -> None:
-    """Build and test each re-made logical commit's last tree, in order, until one fails
-    (a tree recorded already answers at once)."""
-    spec = stored.spec
-    if not (spec.build or spec.test):
-        ui.line("No build or test command configured: the re-made commits are not built or tested.")
-        return
-    wt = Worktree.ensure(store.repo, stored.name, _last_commit(remade, stored.name))
-    sandbox = confine.for_spec(store.repo, spec)
-    commands = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command,
-                        setup=Setup.of(wt, spec.setup, spec.timeout, sandbox), sandbox=sandbox)
-    for r in remade:
-        if not r.commits:
-            continue
-        last = r.commits[-1]
-        wt.reset(last)
-        label = f"Commit {r.k + 1}" + (" (new)" if r.new else "")
-        ui.line(f"{label}: building and testing {short(last)}...")
-        r.results = commands.build_and_test(tree_of(get_commit(store.repo, last)))
-        for res in r.results:
-            verdict = "PASS" if res.passed else f"FAIL ({res.reason()})"
-            ui.line(f"  {res.kind}: {verdict}" + (" (recorded)" if res.cached else f" ({res.seconds:.1f}s)"))
-        if not r.passed:
-            break
-
-
-def _last_commit(remade: list[Remade], name: str) -> CommitId:
-    """The last commit re-made: a logical commit with no commit of its own (the last, often)
-    has none, and the one below it ends the branch."""
-    last = next((r.commits[-1] for r in reversed(remade) if r.commits), None)
-    if last is None:   # absorb re-makes from the first commit that takes a change: it has one
-        raise RetconError("absorb re-made no commit: nothing was changed; report it, and place the changes "
-                          f"with `git retcon spec edit {name}`")
-    return last
 
 
 def _write(store: Store, stored: Stored, br: Branches, tip: CommitId, remade: list[Remade], ui: UI) -> None:
@@ -287,7 +216,7 @@ def _write(store: Store, stored: Stored, br: Branches, tip: CommitId, remade: li
         for r in remade[remade.index(failed) + 1:]:
             if not r.new:
                 spec.commits[r.k].history.clear()
-    new_tip = _last_commit(remade if failed is None else kept, stored.name)
+    new_tip = last_commit(remade if failed is None else kept, stored.name)
     store.update(stored, "absorb: " + (f"{plural(len(kept), 'logical commit')} re-made" if failed is None
                                        else f"re-made up to commit {failed.k + 1}, which fails"))
     failpoint("absorb-spec-saved")   # the branch not moved yet: finish_interrupted moves it

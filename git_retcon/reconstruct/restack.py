@@ -25,8 +25,8 @@ from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.ownership import move_branch, refuse_checked_out
 from git_retcon.git.plumbing import full_sha, get_commit, get_tree, short
 from git_retcon.git.rebased import older_base
-from git_retcon.reconstruct.absorb import Remade, _copy, _merged, _verify
 from git_retcon.reconstruct.branch import Branches, recorded, refuse_foreign
+from git_retcon.reconstruct.remake import Remade, copy_onto, merged, verify
 from git_retcon.state import notes
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Store, Stored
@@ -66,7 +66,7 @@ def restack_if_rebased(store: Store, stored: Stored, br: Branches, ui: UI) -> bo
                 f"afresh from '{spec.source}' as rebased: the run takes their changes again, and what absorb "
                 "or --into placed in them is not kept there.")
     if any(r.commits for r in remade):
-        _verify(store, stored, remade, ui)
+        verify(store, stored, remade, ui)
     _write(store, stored, br.base, old, tip, remade, conflict, ui)
     return True
 
@@ -83,11 +83,11 @@ def _remake(repo: pygit2.Repository, spec: specmod.Spec, base: CommitId) -> tupl
             if ancestor is None:
                 raise RetconError(f"{short(sha)} has no parent, so it cannot be restacked: start over with "
                                   f"`git retcon abort {spec.cleaned}`")
-            tree = _merged(repo, ancestor, tree_of(get_commit(repo, parent)), tree_of(old))
+            tree = merged(repo, ancestor, tree_of(get_commit(repo, parent)), tree_of(old))
             if tree is None:
                 return out, Conflict(k, sha, _conflicted(repo, ancestor, tree_of(get_commit(repo, parent)),
                                                           tree_of(old)))
-            parent = _copy(repo, sha, tree, parent)
+            parent = copy_onto(repo, sha, tree, parent)
             commits.append(parent)
         out.append(Remade(k, commits))
     return out, None

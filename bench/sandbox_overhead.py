@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pygit2
 
-from git_retcon.sandbox import confine
+from git_retcon.sandbox import choice
 from git_retcon.sandbox.confine import FORCE_ENV, Sandbox
 from git_retcon.sandbox.probe import probe
 from git_retcon.sandbox.runner import run_command
@@ -32,12 +32,12 @@ COMMANDS = ("true", "git describe --always")
 
 
 def _boxes() -> list[tuple[str, Sandbox]]:
-    boxes = [("off", confine.choose(None, "off"))]
+    boxes = [("off", choice.choose(None, "off"))]
     works, _ = probe()
     for mech in works:
         os.environ[FORCE_ENV] = mech
-        boxes.append((f"{mech}, network off", confine.choose(None, "require")))
-        boxes.append((f"{mech}, network on", confine.choose(None, "require", network=True)))
+        boxes.append((f"{mech}, network off", choice.choose(None, "require")))
+        boxes.append((f"{mech}, network on", choice.choose(None, "require", network=True)))
     os.environ.pop(FORCE_ENV, None)
     return boxes
 

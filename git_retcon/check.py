@@ -252,7 +252,7 @@ def _rerun(store: Store, stored: Stored, progress: Callable[[str], None],
            sandbox_mode: str | None = None) -> tuple[bool, str]:
     """Build and test each logical commit's last tree again in the spec's worktree,
     recording the fresh results in place of the old ones."""
-    from git_retcon.sandbox.confine import for_spec
+    from git_retcon.sandbox.choice import for_spec
     from git_retcon.sandbox.keep import keep
     from git_retcon.sandbox.runner import Commands
     from git_retcon.sandbox.setup import Setup

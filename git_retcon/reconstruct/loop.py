@@ -33,7 +33,7 @@ from git_retcon.reconstruct.judge import check_base, set_up, test_tip
 from git_retcon.reconstruct.squash import finish_interrupted, squash
 from git_retcon.reconstruct.stops import refuse_stuck, stop_error
 from git_retcon.reconstruct.work import Options, Run, Work
-from git_retcon.sandbox import confine, keep
+from git_retcon.sandbox import choice, confine, keep
 from git_retcon.sandbox.pool import PoolWorktree, pool_names
 from git_retcon.sandbox.runner import Commands, check_command_exists
 from git_retcon.sandbox.setup import Setup
@@ -63,7 +63,7 @@ def reconstruct(run: Run) -> None:
         refuse_unmatched(repo, stored.spec, br, name)
     refuse_checked_out(repo, stored.spec.cleaned)
     refuse_taken(repo, stored.spec)
-    sandbox = confine.for_spec(repo, stored.spec, run.opts.sandbox)   # `require` with none: refused here
+    sandbox = choice.for_spec(repo, stored.spec, run.opts.sandbox)   # `require` with none: refused here
     with store.lock(name):
         # An absorb killed half way is finished before this run's own record starts.
         absorb.finish_interrupted(store, store.load(name), run.ui.line)

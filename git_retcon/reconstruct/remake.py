@@ -13,7 +13,7 @@ from git_retcon.git.commits import make_commit
 from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.plumbing import get_commit, get_tree, short
 from git_retcon.reconstruct.placement import Placed
-from git_retcon.sandbox import confine
+from git_retcon.sandbox import choice
 from git_retcon.sandbox.runner import Commands, Result
 from git_retcon.sandbox.setup import Setup
 from git_retcon.sandbox.worktree import Worktree
@@ -60,7 +60,7 @@ def verify(store: Store, stored: Stored, remade: list[Remade], ui: UI) -> None:
         ui.line("No build or test command configured: the re-made commits are not built or tested.")
         return
     wt = Worktree.ensure(store.repo, stored.name, last_commit(remade, stored.name))
-    sandbox = confine.for_spec(store.repo, spec)
+    sandbox = choice.for_spec(store.repo, spec)
     commands = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command,
                         setup=Setup.of(wt, spec.setup, spec.timeout, sandbox), sandbox=sandbox)
     for r in remade:

@@ -15,7 +15,7 @@ import pytest
 
 from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import common_dir
-from git_retcon.sandbox import confine
+from git_retcon.sandbox import choice, confine
 from git_retcon.sandbox.confine import FORCE_ENV, Sandbox
 from git_retcon.sandbox.runner import Result, run_command
 from git_retcon.sandbox.worktree import Worktree
@@ -34,12 +34,12 @@ def wt(tmp_path) -> Worktree:
 def box(mech: str, monkeypatch: pytest.MonkeyPatch, network: bool | None = None,
         writable: tuple[str, ...] = ()) -> Sandbox:
     monkeypatch.setenv(FORCE_ENV, mech)
-    sandbox = confine.choose(None, "require", network=network, writable=writable)
+    sandbox = choice.choose(None, "require", network=network, writable=writable)
     assert sandbox.mechanism == mech
     return sandbox
 
 
-OFF = confine.choose(None, "off")
+OFF = choice.choose(None, "off")
 
 
 def run(wt: Worktree, command: str, sandbox: Sandbox) -> Result:
@@ -166,8 +166,8 @@ def test_nothing_a_command_starts_outlives_it(wt, mech, monkeypatch):
 def test_require_refuses_where_no_sandbox_works(monkeypatch):
     monkeypatch.setenv(FORCE_ENV, "none")
     with pytest.raises(RetconError, match=r"--sandbox require: no sandbox works on this machine .*bubblewrap"):
-        confine.choose(None, "require")
-    auto = confine.choose(None, "auto")
+        choice.choose(None, "require")
+    auto = choice.choose(None, "auto")
     assert auto.mechanism is None and auto.label == "none"
     assert "apt-get install bubblewrap" in auto.describe()
 
@@ -175,7 +175,7 @@ def test_require_refuses_where_no_sandbox_works(monkeypatch):
 def test_off_is_unconfined_and_auto_takes_the_strongest(monkeypatch):
     assert OFF.mechanism is None and OFF.label == "off"
     monkeypatch.delenv(FORCE_ENV, raising=False)
-    auto = confine.choose(None, "auto")
+    auto = choice.choose(None, "auto")
     assert auto.mechanism == (WORKS[0] if WORKS else None)
     if auto.mechanism:
         assert auto.describe() == f"{auto.mechanism}, network off (setup: network on)"
@@ -184,22 +184,22 @@ def test_off_is_unconfined_and_auto_takes_the_strongest(monkeypatch):
 def test_the_mode_comes_from_the_option_the_spec_then_git_config(tmp_path):
     repo = GitRepo.init(tmp_path / "r")
     handle = pygit2.Repository(str(repo.path))
-    assert confine.mode_of(handle, None, None) == "auto"
+    assert choice.mode_of(handle, None, None) == "auto"
     repo.git("config", "retcon.sandbox", "off")
     handle = pygit2.Repository(str(repo.path))
-    assert confine.mode_of(handle, None, None) == "off"
-    assert confine.mode_of(handle, None, "require") == "require"
-    assert confine.mode_of(handle, "auto", "require") == "auto"
+    assert choice.mode_of(handle, None, None) == "off"
+    assert choice.mode_of(handle, None, "require") == "require"
+    assert choice.mode_of(handle, "auto", "require") == "auto"
     repo.git("config", "retcon.sandbox", "sometimes")
     with pytest.raises(RetconError, match="use auto, require or off"):
-        confine.mode_of(pygit2.Repository(str(repo.path)), None, None)
+        choice.mode_of(pygit2.Repository(str(repo.path)), None, None)
 
 
 def test_setup_has_the_network_unless_the_spec_says_no():
-    assert confine.choose(None, "off", network=None).for_setup().network is True
-    assert confine.choose(None, "off", network=None).network is False
-    assert confine.choose(None, "off", network=False).for_setup().network is False
-    assert confine.choose(None, "off", network=True).network is True
+    assert choice.choose(None, "off", network=None).for_setup().network is True
+    assert choice.choose(None, "off", network=None).network is False
+    assert choice.choose(None, "off", network=False).for_setup().network is False
+    assert choice.choose(None, "off", network=True).network is True
 
 
 def test_temp_folders_a_killed_run_left_are_swept(tmp_path, monkeypatch):

@@ -1,0 +1,197 @@
+"""Plain code decides what the evidence decides, and ranks the rest.
+
+For each hunk of the spec's diff (merge base to source tip) and each logical commit: the commit's
+planned `hunks` and its `paths` (the user's word), files one commit's hints name and no other's,
+whitespace-only hunks for the one commit whose message says style or format, the source commit
+that wrote the hunk's lines, and the words a message or hint shares with the hunk (the names it
+defines, the function around it, its file's name, the words of its lines), each word weighed by
+how few commits name it. A hunk no rule settles keeps its few plausible commits, ranked; the
+questions (question.py) ask among those only.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pygit2
+
+from git_retcon import diff
+from git_retcon.git.plumbing import get_blob, get_commit
+from git_retcon.model.guards import names_file
+from git_retcon.owners import names
+from git_retcon.owners.source import SourceCommit, written_by
+from git_retcon.state import spec as specmod
+from git_retcon.state.spec import paths_match
+
+# Who placed a hunk in its logical commit: the spec (user), a rule of plain code, the model (twice
+# the same answer, or once agreeing with the evidence), or the model unsure (two answers differ).
+Who = Literal["user", "rule", "model", "model, uncertain"]
+
+STYLE = re.compile(r"\b(style|styl\w*|format\w*|lint\w*|whitespace|indent\w*|pep ?8|prettier|black|gofmt|"
+                   r"rustfmt|clang-format|reformat\w*)\b", re.I)
+# What a word is worth by where the hunk says it.
+DEFINES, AROUND, FILE, LINES = 3.0, 3.0, 2.0, 1.0
+SOURCE_EXACT, SOURCE_NEAR = 6.0, 3.0
+PLAUSIBLE = 5          # the most commits one question offers
+
+
+@dataclass(frozen=True)
+class Decided:
+    k: int                 # the logical commit (0-based)
+    who: Who
+    why: str               # the rule, in words
+
+
+@dataclass
+class Evidence:
+    hunks: list[diff.Hunk]
+    decided: dict[str, Decided] = field(default_factory=dict)
+    ranked: dict[str, list[tuple[int, float]]] = field(default_factory=dict)   # in doubt: best first
+    sources: list[SourceCommit] = field(default_factory=list)
+
+    def top(self, hid: str) -> int | None:
+        """The commit the evidence scores best for a hunk in doubt (None: no evidence at all)."""
+        r = self.ranked.get(hid) or []
+        return r[0][0] if r and r[0][1] > 0 and (len(r) == 1 or r[0][1] > r[1][1]) else None
+
+
+def _touches(h: diff.Hunk, patterns: list[str]) -> bool:
+    return paths_match(h.path, patterns) or (h.old_path is not None and paths_match(h.old_path, patterns))
+
+
+def _source_owner(spec: specmod.Spec, src: SourceCommit, commit_words: list[set[str]]) -> tuple[int, bool] | None:
+    """The logical commit a source commit's subject points to, and whether exactly (its subject,
+    or its sha in the hints, as plan --from-commits writes them)."""
+    for k, c in enumerate(spec.commits):
+        if src.subject and c.summary.strip().lower() == src.subject.strip().lower():
+            return k, True
+        if re.search(rf"\b{src.sha[:7]}", c.hints):
+            return k, True
+    mine = names.words(src.subject)
+    if not mine:
+        return None
+    sims = [len(mine & w) / len(mine | w) if w else 0.0 for w in commit_words]
+    best = max(range(len(sims)), key=lambda k: sims[k])
+    if sims[best] >= 0.34 and sims.count(sims[best]) == 1:
+        return best, False
+    return None
+
+
+class _Reader:
+    """A hunk's words by kind, reading each file's blobs once."""
+
+    def __init__(self, repo: pygit2.Repository, base: pygit2.Tree, tip: pygit2.Tree):
+        self.repo, self.base, self.tip = repo, base, tip
+        self.files: dict[tuple[str, bool], list[str]] = {}
+
+    def lines(self, path: str, new: bool) -> list[str]:
+        key = (path, new)
+        if key not in self.files:
+            try:
+                self.files[key] = names.text_lines(get_blob(self.repo, (self.tip if new else self.base)[path].id).data)
+            except (KeyError, ValueError):
+                self.files[key] = []
+        return self.files[key]
+
+    def terms(self, h: diff.Hunk) -> dict[str, float]:
+        """Each word the hunk says, with the weight of where it says it (the highest)."""
+        removed, added = names.hunk_lines(h)
+        out: dict[str, float] = {}
+
+        def put(ws: set[str], weight: float) -> None:
+            for w in ws:
+                out[w] = max(out.get(w, 0.0), weight)
+
+        put(names.words(" ".join(added or removed)), LINES)
+        put(names.words(names.stem(h.path)), FILE)
+        put({w for n in names.defined(added or removed) for w in names.words(n)}, DEFINES)
+        if h.kind == "modify":
+            shown = added or removed
+            new = bool(added)
+            at = (h.new_start if new else h.old_start) - 1
+            around = names.enclosing(self.lines(h.path, new), at, names.least_indent(shown))
+            if around:
+                put(names.words(around), AROUND)
+        return out
+
+
+def gather(repo: pygit2.Repository, spec: specmod.Spec, base: str, tip: str,
+           hunks: list[diff.Hunk] | None = None) -> Evidence:
+    """The evidence for every hunk of base..tip (or of `hunks`, ids of that diff)."""
+    base_c, tip_c = get_commit(repo, base), get_commit(repo, tip)
+    if hunks is None:
+        hunks = diff.remaining(repo, str(base_c.tree_id), str(tip_c.tree_id))
+    ev = Evidence(hunks)
+    n = len(spec.commits)
+    paths = {h.path for h in hunks}
+    for k, c in enumerate(spec.commits):
+        for hid in c.hunks:
+            ev.decided.setdefault(hid, Decided(k, "user", f"commit {k + 1}'s hunks"))
+    style = [k for k, c in enumerate(spec.commits) if STYLE.search(c.message)]
+    for h in hunks:
+        if h.id in ev.decided:
+            continue
+        by_paths = [k for k, c in enumerate(spec.commits) if c.paths and _touches(h, c.paths)]
+        named = [k for k, c in enumerate(spec.commits) if names_file(c.hints, h.path, paths)
+                 or (h.old_path is not None and names_file(c.hints, h.old_path, paths))]
+        if by_paths:
+            ev.decided[h.id] = Decided(by_paths[0], "user", f"commit {by_paths[0] + 1}'s paths")
+        elif len(named) == 1:
+            ev.decided[h.id] = Decided(named[0], "rule", f"commit {named[0] + 1}'s hints name {h.path}")
+        elif len(style) == 1 and names.whitespace_only(h):
+            ev.decided[h.id] = Decided(style[0], "rule", "whitespace only, and it is the style commit")
+    doubt = [h for h in hunks if h.id not in ev.decided]
+    if not doubt or n == 0:
+        return ev
+    commit_words = [names.words(c.message + "\n" + c.hints) for c in spec.commits]
+    naming = Counter(w for ws in commit_words for w in ws)
+    reader = _Reader(repo, base_c.tree, tip_c.tree)
+    try:
+        ev.sources, wrote = written_by(repo, base, tip, doubt)
+    except (pygit2.GitError, KeyError, ValueError):
+        ev.sources, wrote = [], {}
+    owner_of = [_source_owner(spec, s, commit_words) for s in ev.sources]
+    for h in doubt:
+        scores = [0.0] * n
+        strong = [False] * n
+        for w, weight in reader.terms(h).items():
+            for k in range(n):
+                if w in commit_words[k]:
+                    scores[k] += weight / naming[w]
+                    strong[k] = strong[k] or (weight > LINES and naming[w] == 1)
+        hinted = [k for k, c in enumerate(spec.commits) if names_file(c.hints, h.path, paths)]
+        for k in hinted:
+            scores[k] += FILE
+        lines = wrote.get(h.id, Counter())
+        total = sum(lines.values())
+        for i, count in lines.items():
+            found = owner_of[i] if i < len(owner_of) else None
+            if found is not None:
+                k, exact = found
+                scores[k] += (SOURCE_EXACT if exact else SOURCE_NEAR) * count / total
+                strong[k] = strong[k] or (exact and count == total)
+        order = sorted(range(n), key=lambda k: (-scores[k], k))
+        best, second = order[0], (order[1] if n > 1 else None)
+        if n == 1 or (strong[best] and scores[best] > 0 and (second is None or not strong[second])
+                      and scores[best] >= 2 * scores[second]):
+            ev.decided[h.id] = Decided(best, "rule", _why(h, best, lines, owner_of, ev.sources))
+            continue
+        top = scores[best]
+        if top > 0:
+            keep = [k for k in order if scores[k] >= 0.25 * top][:PLAUSIBLE]
+            keep = keep if len(keep) >= 2 else order[:2]
+        else:   # no evidence at all: every commit is plausible
+            keep = order
+        ev.ranked[h.id] = [(k, round(scores[k], 3)) for k in keep]
+    return ev
+
+
+def _why(h: diff.Hunk, k: int, lines: Counter[int], owner_of: list[tuple[int, bool] | None],
+         sources: list[SourceCommit]) -> str:
+    for i in lines:
+        found = owner_of[i] if i < len(owner_of) else None
+        if found == (k, True) and len(lines) == 1:
+            return f"written by {sources[i].sha[:9]} ({sources[i].subject[:50]})"
+    return f"commit {k + 1}'s message names what it changes"

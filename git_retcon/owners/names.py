@@ -1,0 +1,139 @@
+"""What a hunk says in words, read by plain code: the names it defines, the names it uses, the
+function around it, the words of its lines and its file's name; and the words of a message or hint.
+
+A static reading, language by language only where a keyword says it (def, class, function, fn,
+func, const, let, var, struct, ...): enough to match a hunk with the commit whose message names
+what it changes, and to see that one hunk needs a name another defines.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from git_retcon.diff import Hunk
+
+_DEF = re.compile(
+    r"^[ \t]*(?:export\s+)?(?:default\s+)?(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?(?:static\s+)?"
+    r"(?:def|class|function|func|fn|struct|enum|interface|trait|type|module|macro|object|record|const|let|var)"
+    r"\s+\*?(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)")
+# A module-level assignment (Python, shell, Makefile): NAME = ...
+_ASSIGN = re.compile(r"^([A-Za-z_][\w]*)\s*(?::[^=]+)?=(?!=)")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+# Words too common to tell commits apart: English glue, and what every language's code says.
+STOP = frozenset("""
+a an and or not the to of in on for with from by at as is are be it its this that these those into
+adds added fixes fixed uses makes changes changed updates more less
+also only all any some each one two when then than else if but so do does done can will would should
+def class function func fn return self none null true false let var const import export from pass
+int str bool string list dict map set get put type void public private static async await yield
+end begin elif while try except finally raise throw catch new delete this super
+""".split())
+
+
+def words(text: str) -> set[str]:
+    """The words of text, lowercased, an identifier also by its parts (parse_numbers: parse,
+    numbers; parseNumbers: parse, numbers), words of fewer than three letters and STOP left out."""
+    out: set[str] = set()
+    for m in _IDENT.finditer(text):
+        ident = m.group(0)
+        for w in [ident, *_PARTS.findall(ident.replace("_", " "))]:
+            w = w.lower()
+            if len(w) >= 3 and w not in STOP and not w.isdigit():
+                out.add(w)
+    return out
+
+
+def text_lines(data: bytes) -> list[str]:
+    return data.decode("utf-8", "replace").splitlines()
+
+
+def hunk_lines(h: Hunk) -> tuple[list[str], list[str]]:
+    """(removed lines, added lines) of a text hunk; a rename's are its edits'."""
+    if h.kind == "rename":
+        return ([ln for e in h.edits for ln in text_lines(e.removed)],
+                [ln for e in h.edits for ln in text_lines(e.added)])
+    if h.kind in ("modify", "add", "delete"):
+        if b"\0" in h.added[:8000] or b"\0" in h.removed[:8000]:
+            return [], []
+        return text_lines(h.removed), text_lines(h.added)
+    return [], []
+
+
+def defined(lines: Iterable[str]) -> list[str]:
+    """The names these lines define, in order."""
+    out: list[str] = []
+    for ln in lines:
+        m = _DEF.match(ln) or _ASSIGN.match(ln)
+        if m and m.group(1) not in out and len(m.group(1)) >= 2:
+            out.append(m.group(1))
+    return out
+
+
+def used(lines: Iterable[str]) -> set[str]:
+    """The identifiers these lines name (comments and strings included: a cheap reading)."""
+    return {m.group(0) for ln in lines for m in _IDENT.finditer(ln)}
+
+
+def indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def enclosing(lines: list[str], index: int, inner: int) -> str | None:
+    """The name of the definition around line `index` (0-based) of a file: the nearest line above
+    that defines a name and is indented less than `inner`, the hunk's least indentation."""
+    if inner <= 0:
+        return None
+    for i in range(min(index, len(lines)) - 1, -1, -1):
+        ln = lines[i]
+        if not ln.strip():
+            continue
+        if indent(ln) < inner:
+            m = _DEF.match(ln)
+            if m:
+                return m.group(1)
+            inner = indent(ln)
+            if inner == 0:
+                return None
+    return None
+
+
+def least_indent(lines: list[str]) -> int:
+    found = [indent(ln) for ln in lines if ln.strip()]
+    return min(found) if found else 0
+
+
+def whitespace_only(h: Hunk) -> bool:
+    """A change of spacing alone: the lines removed and added differ in whitespace only."""
+    if h.kind != "modify":
+        return False
+    removed, added = hunk_lines(h)
+    if not removed and not added:
+        return False
+    squeeze = re.compile(r"\s+")
+    return squeeze.sub("", "".join(removed)) == squeeze.sub("", "".join(added))
+
+
+def stem(path: str) -> str:
+    """A file's name without its folder and extension: `parser` for src/parser.py."""
+    name = path.rsplit("/", 1)[-1]
+    return name.split(".", 1)[0] if not name.startswith(".") else name
+
+
+_TEST = re.compile(r"(^|/)(tests?|spec|__tests__)/|(^|/)test_[^/]*$|_test\.\w+$|\.(test|spec)\.\w+$|Test\.\w+$")
+
+
+def is_test(path: str) -> bool:
+    return bool(_TEST.search(path))
+
+
+def tested_stem(path: str) -> str:
+    """What a test file tests, by its name: `parser` for tests/test_parser.py or parser.test.ts."""
+    s = stem(path)
+    for pre in ("test_", "tests_"):
+        if s.startswith(pre):
+            s = s[len(pre):]
+    for suf in ("_test", "_tests", "Test", "Tests", "_spec"):
+        if s.endswith(suf):
+            s = s[: -len(suf)]
+    return s

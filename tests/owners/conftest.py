@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def owners_models(tmp_path, monkeypatch):
+    """The owners' test models registered; returns the log of the questions they were asked."""
+    from testing import owners_model
+
+    owners_model.register()
+    log = tmp_path / "owners-log.jsonl"
+    monkeypatch.setenv("RETCON_SCRIPT_LOG", str(log))
+    yield log
+    owners_model.unregister()

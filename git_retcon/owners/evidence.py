@@ -173,8 +173,9 @@ def gather(repo: pygit2.Repository, spec: specmod.Spec, base: str, tip: str,
                 scores[k] += (SOURCE_EXACT if exact else SOURCE_NEAR) * count / total
                 strong[k] = strong[k] or (exact and count == total)
         order = sorted(range(n), key=lambda k: (-scores[k], k))
-        best, second = order[0], (order[1] if n > 1 else None)
-        if n == 1 or (strong[best] and scores[best] > 0 and (second is None or not strong[second])
+        best = order[0]
+        second = order[1] if n > 1 else best
+        if n == 1 or (strong[best] and scores[best] > 0 and not strong[second]
                       and scores[best] >= 2 * scores[second]):
             ev.decided[h.id] = Decided(best, "rule", _why(h, best, lines, owner_of, ev.sources))
             continue

@@ -21,14 +21,17 @@ _ASSIGN = re.compile(r"^([A-Za-z_][\w]*)\s*(?::[^=]+)?=(?!=)")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 # Words too common to tell commits apart: English glue, and what every language's code says.
-STOP = frozenset("""
-a an and or not the to of in on for with from by at as is are be it its this that these those into
-adds added fixes fixed uses makes changes changed updates more less
-also only all any some each one two when then than else if but so do does done can will would should
-def class function func fn return self none null true false let var const import export from pass
-int str bool string list dict map set get put type void public private static async await yield
-end begin elif while try except finally raise throw catch new delete this super
-""".split())
+STOP = frozenset({
+    "a", "an", "and", "or", "not", "the", "to", "of", "in", "on", "for", "with", "from", "by", "at",
+    "as", "is", "are", "be", "it", "its", "this", "that", "these", "those", "into", "adds", "added",
+    "fixes", "fixed", "uses", "makes", "changes", "changed", "updates", "more", "less", "also", "only",
+    "all", "any", "some", "each", "one", "two", "when", "then", "than", "else", "if", "but", "so",
+    "do", "does", "done", "can", "will", "would", "should", "def", "class", "function", "func", "fn",
+    "return", "self", "none", "null", "true", "false", "let", "var", "const", "import", "export",
+    "pass", "int", "str", "bool", "string", "list", "dict", "map", "set", "get", "put", "type",
+    "void", "public", "private", "static", "async", "await", "yield", "end", "begin", "elif", "while",
+    "try", "except", "finally", "raise", "throw", "catch", "new", "delete", "super",
+})
 
 
 def words(text: str) -> set[str]:

@@ -1,0 +1,136 @@
+"""Plain code composes the answers and checks them before they are saved.
+
+Lock and generated files follow their manifest or source (owners/bulk.py); a test goes with or
+after the code it tests; a hunk that uses a name only a later commit's hunk defines brings that
+definition down to its own commit (the build of the earlier commit would fail without it); a
+logical commit left with no hunk is reported, not silently kept; uncertain answers are listed.
+What the user's spec decides (its `hunks`, its `paths`) is never moved.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pygit2
+
+from git_retcon import diff
+from git_retcon.git.plumbing import get_commit
+from git_retcon.owners import names
+from git_retcon.owners.bulk import classify, owner_by_rule
+from git_retcon.owners.evidence import Evidence, Who
+from git_retcon.owners.question import Answer
+
+ROUNDS = 5      # definitions moved down, then looked at again (a chain of three needs two)
+
+
+@dataclass(frozen=True)
+class Owner:
+    k: int          # the logical commit (0-based)
+    who: Who
+    why: str = ""
+
+
+@dataclass
+class Composed:
+    owners: dict[str, Owner]
+    moved: list[str] = field(default_factory=list)     # what the checks changed, in words
+    empty: list[int] = field(default_factory=list)     # logical commits left with no hunk
+    uncertain: list[str] = field(default_factory=list)  # hunk ids the model answered two ways
+
+
+def compose(repo: pygit2.Repository, base: str, tip: str, n: int, ev: Evidence,
+            answers: dict[str, Answer]) -> Composed:
+    owners: dict[str, Owner] = {}
+    for h in ev.hunks:
+        if (d := ev.decided.get(h.id)) is not None:
+            owners[h.id] = Owner(d.k, d.who, d.why)
+        elif (a := answers.get(h.id)) is not None:
+            owners[h.id] = Owner(a.k, a.who, "answered " + " then ".join(
+                "?" if r is None else str(r + 1) for r in a.replies))
+        elif (top := ev.top(h.id)) is not None:
+            owners[h.id] = Owner(top, "rule", "the best score of its evidence (no question asked)")
+        else:
+            owners[h.id] = Owner(n - 1, "rule", "nothing decides: the last commit takes it")
+    out = Composed(owners)
+    _bulk(repo, base, tip, n, ev.hunks, out)
+    _tests_after_code(ev.hunks, out)
+    _definitions_first(ev.hunks, out)
+    have = {o.k for o in out.owners.values()}
+    out.empty = [k for k in range(n) if k not in have]
+    out.uncertain = [h.id for h in ev.hunks if out.owners[h.id].who == "model, uncertain"]
+    return out
+
+
+def _bulk(repo: pygit2.Repository, base: str, tip: str, n: int, hunks: list[diff.Hunk], out: Composed) -> None:
+    """Lock and generated files go where their manifest or source goes."""
+    bulk = classify(repo, get_commit(repo, tip).tree, get_commit(repo, base).tree, hunks)
+    if not bulk:
+        return
+    owner_of_path: dict[str, int] = {}
+    in_dir: list[tuple[str, int]] = []
+    for h in hunks:
+        if h.path in bulk:
+            continue
+        k = out.owners[h.id].k
+        owner_of_path.setdefault(h.path, k)
+        in_dir.append((h.path, k))
+
+    def owners_in_dir(d: str) -> list[int]:
+        prefix = d + "/" if d else ""
+        return [k for p, k in in_dir if p.startswith(prefix)]
+
+    for b in bulk.values():
+        k, why = owner_by_rule(b, owner_of_path, owners_in_dir, n - 1)
+        for h in b.hunks:
+            if out.owners[h.id].who != "user":
+                out.owners[h.id] = Owner(k, "rule", f"{b.kind} file: {why}")
+
+
+def _definitions(hunks: list[diff.Hunk]) -> dict[str, str]:
+    """Each name exactly one hunk defines (added lines), with that hunk's id."""
+    by: dict[str, list[str]] = {}
+    for h in hunks:
+        for name in names.defined(names.hunk_lines(h)[1]):
+            if len(name) >= 3:
+                by.setdefault(name, []).append(h.id)
+    return {name: ids[0] for name, ids in by.items() if len(ids) == 1}
+
+
+def _tests_after_code(hunks: list[diff.Hunk], out: Composed) -> None:
+    """A test hunk placed before the code it tests (names it uses, or the file its name says)
+    moves up to that code's commit."""
+    defs = _definitions(hunks)
+    by_id = {h.id: h for h in hunks}
+    for h in hunks:
+        own = out.owners[h.id]
+        if own.who == "user" or not names.is_test(h.path):
+            continue
+        tested = names.tested_stem(h.path)
+        code = {defs[u] for u in names.used(names.hunk_lines(h)[1]) if u in defs and defs[u] != h.id}
+        code |= {g.id for g in hunks if not names.is_test(g.path) and names.stem(g.path) == tested and tested}
+        code = {c for c in code if not names.is_test(by_id[c].path)}
+        latest = max((out.owners[c].k for c in code), default=own.k)
+        if latest > own.k:
+            out.owners[h.id] = Owner(latest, "rule", f"tests go with the code they test (commit {latest + 1})")
+            out.moved.append(f"{h.id} {h.path}: a test, moved to commit {latest + 1} with the code it tests")
+
+
+def _definitions_first(hunks: list[diff.Hunk], out: Composed) -> None:
+    """A definition used by an earlier commit's hunk moves down to that commit."""
+    defs = _definitions(hunks)
+    by_id = {h.id: h for h in hunks}
+    uses = {h.id: names.used(names.hunk_lines(h)[1]) for h in hunks}
+    for _ in range(ROUNDS):
+        changed = False
+        for h in hunks:
+            k = out.owners[h.id].k
+            for name in sorted(uses[h.id]):
+                d = defs.get(name)
+                if d is None or d == h.id:
+                    continue
+                theirs = out.owners[d]
+                if theirs.k > k and theirs.who != "user" and not names.is_test(by_id[d].path):
+                    out.owners[d] = Owner(k, "rule", f"defines {name}, which commit {k + 1} uses")
+                    out.moved.append(f"{d} {by_id[d].path}: defines {name}, moved to commit {k + 1} that uses it")
+                    changed = True
+        if not changed:
+            return

@@ -1,0 +1,205 @@
+"""One small question per hunk in doubt: which of its few plausible commits it belongs to.
+
+The commits' messages and hints come first and are the same in every question (one shared
+prefix, so a server's prompt cache serves it); the choices, in an order that favours none
+(shuffled with a seed from the hunk's id), and the hunk with its file name come last. The reply
+is constrained by a JSON schema where the model supports one, else it is one number read
+strictly, asked once more after a bad reply. An answer that differs from the evidence's best
+score is asked again in the reversed order (a small model favours the last choices); two
+answers that differ leave the hunk uncertain.
+"""
+from __future__ import annotations
+
+import json
+import random
+import re
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import llm
+
+from git_retcon import diff
+from git_retcon.model.logs import ExchangeLog
+from git_retcon.model.prompt import template
+from git_retcon.model.retry import Retry, retry_line
+from git_retcon.owners import names
+from git_retcon.owners.evidence import Evidence, Who
+from git_retcon.state import spec as specmod
+
+HEAD, TAIL = 24, 8            # lines of a long hunk shown from its start and its end
+HINTS = 400                   # characters of a commit's hints shown
+_NUMBER = re.compile(r"^\s*(?:commit\s*)?#?\s*(\d+)\s*[.)]?\s*$", re.I)
+
+
+@dataclass(frozen=True)
+class Answer:
+    k: int
+    who: Who
+    replies: tuple[int | None, ...]     # what the model answered, in the order asked
+
+
+@dataclass
+class Tally:
+    questions: int = 0
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, usage: Any) -> None:
+        with self.lock:
+            self.calls += 1
+            self.input_tokens += getattr(usage, "input", None) or 0
+            self.output_tokens += getattr(usage, "output", None) or 0
+
+
+def schema(choices: list[int]) -> dict[str, Any]:
+    """The reply's JSON schema: one of the choices' numbers (1-based, as people count)."""
+    return {"type": "object", "properties": {"commit": {"type": "integer", "enum": [k + 1 for k in choices]}},
+            "required": ["commit"]}
+
+
+def order(hid: str, choices: list[int]) -> list[int]:
+    """The choices in an order that favours none, the same for the same hunk every time."""
+    out = list(choices)
+    random.Random(int(hid[:10], 16) if re.fullmatch(r"[0-9a-f]+", hid[:10]) else hid).shuffle(out)
+    return out
+
+
+def commits_text(spec: specmod.Spec) -> str:
+    out = []
+    for k, c in enumerate(spec.commits):
+        line = f"{k + 1}. {c.summary}"
+        hints = " ".join(c.hints.split())
+        if hints:
+            line += f"\n   hints: {hints[:HINTS]}{'…' if len(hints) > HINTS else ''}"
+        out.append(line)
+    return "\n".join(out)
+
+
+def hunk_text(h: diff.Hunk) -> str:
+    """The hunk as -/+ lines; a long one by its head and tail and the names it defines."""
+    removed, added = names.hunk_lines(h)
+    if h.kind == "modify":
+        head = f"@@ -{h.old_start},{h.old_lines} +{h.new_start},{h.new_lines} @@"
+    else:
+        head = f"({h.kind}{' from ' + h.old_path if h.old_path else ''})"
+    lines = [head] + ["-" + ln for ln in removed] + ["+" + ln for ln in added]
+    if len(lines) > HEAD + TAIL + 1:
+        defined = names.defined(added or removed)
+        cut = len(lines) - HEAD - TAIL
+        lines = lines[:HEAD] + [f"... {cut} lines not shown"
+                                + (f"; it defines {', '.join(defined[:12])}" if defined else "") + " ..."] \
+            + lines[-TAIL:]
+    return "\n".join(ln[:200] for ln in lines)
+
+
+def read_reply(text: str, choices: list[int], structured: bool) -> int | None:
+    """The commit (0-based) a reply names, if it is one of the choices: {"commit": N} from a
+    schema, else one number alone."""
+    number: int | None = None
+    if structured:
+        try:
+            value = json.loads(text)
+            got = value.get("commit") if isinstance(value, dict) else None
+            number = got if isinstance(got, int) and not isinstance(got, bool) else None
+        except ValueError:
+            number = None
+    if number is None and (m := _NUMBER.match(text.strip().strip("`").strip())):
+        number = int(m.group(1))
+    return number - 1 if number is not None and number - 1 in choices else None
+
+
+class Asker:
+    """The questions of one placement, thread-safe."""
+
+    def __init__(self, model: llm.Model, spec: specmod.Spec, log: ExchangeLog | None = None,
+                 say: Callable[[str], None] | None = None):
+        self.model = model
+        self.structured = bool(getattr(model, "supports_schema", False))
+        self.prefix = commits_text(spec)
+        self.log = log
+        self.say = say
+        self.tally = Tally()
+        self.index: dict[str, int] = {}     # hunk id -> its place among the questions (Part k/n)
+
+    def _prompt(self, h: diff.Hunk, choices: list[int], again: str) -> str:
+        listed = ", ".join(str(k + 1) for k in choices)
+        how = ('Reply with JSON: {"commit": N}, N one of those numbers.' if self.structured
+               else "Reply with the number only.")
+        return template("owner.md").substitute(commits=self.prefix, k=str(self.index.get(h.id, 0) + 1),
+                                               n=str(max(len(self.index), 1)), choices=listed,
+                                               how=how + again, path=h.path, hunk=hunk_text(h),
+                                               attempt=" (attempt 2)" if again else "")
+
+    def _call(self, prompt: str, choices: list[int]) -> str:
+        def once() -> str:
+            if self.structured:
+                response = self.model.prompt(prompt, schema=schema(choices))
+            else:
+                response = self.model.prompt(prompt)
+            text = response.text()
+            self.tally.add(response.usage())
+            if self.log is not None:
+                self.log.record(response)
+            return text
+
+        say = self.say
+        return Retry(self.model.model_id, "nothing was saved",
+                     on_retry=(lambda e, a, s: say(retry_line(e, a, s))) if say is not None else None).call(once)
+
+    def choose(self, h: diff.Hunk, choices: list[int]) -> int | None:
+        """One question, asked once more after a reply that names none of the choices."""
+        text = self._call(self._prompt(h, choices, ""), choices)
+        got = read_reply(text, choices, self.structured)
+        if got is None:
+            shown = " ".join(text.split())[:60]
+            listed = ", ".join(str(k + 1) for k in choices)
+            again = f"\nYour last reply ({shown!r}) named none of them: reply with one of {listed}."
+            got = read_reply(self._call(self._prompt(h, choices, again), choices), choices, self.structured)
+        return got
+
+    def answer(self, h: diff.Hunk, ranked: list[tuple[int, float]], top: int | None) -> Answer:
+        """Which commit h belongs to: asked once, and again in the reversed order unless the answer
+        is the evidence's best."""
+        with self.tally.lock:
+            self.tally.questions += 1
+        first_order = order(h.id, [k for k, _ in ranked])
+        a = self.choose(h, first_order)
+        if len(first_order) == 1:
+            return Answer(first_order[0], "model", (a,))
+        if a is not None and a == top:
+            return Answer(a, "model", (a,))
+        b = self.choose(h, list(reversed(first_order)))
+        if a is not None and a == b:
+            return Answer(a, "model", (a, b))
+        fallback = top if top is not None else ranked[0][0]
+        pick = top if top is not None and top in (a, b) else (a if a is not None else b if b is not None else fallback)
+        return Answer(pick, "model, uncertain", (a, b))
+
+
+def ask_all(asker: Asker, ev: Evidence, jobs: int = 1, say: Callable[[str], None] | None = None) -> dict[str, Answer]:
+    """Every hunk in doubt asked, `jobs` questions in flight at once."""
+    doubt = [h for h in ev.hunks if h.id in ev.ranked]
+    asker.index = {h.id: i for i, h in enumerate(doubt)}
+    out: dict[str, Answer] = {}
+    if not doubt:
+        return out
+    done = [0]
+    lock = threading.Lock()
+
+    def one(h: diff.Hunk) -> tuple[str, Answer]:
+        got = asker.answer(h, ev.ranked[h.id], ev.top(h.id))
+        with lock:
+            done[0] += 1
+            if say is not None and (done[0] % 10 == 0 or done[0] == len(doubt)):
+                say(f"  asked {done[0]}/{len(doubt)} hunks")
+        return h.id, got
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for hid, got in pool.map(one, doubt):
+            out[hid] = got
+    return out

@@ -1,0 +1,94 @@
+"""Models that answer the owners' questions (prompts/owner.md) the way small models do, registered
+through llm's plugin manager like the scripted model.
+
+- `owners-last` (schema support): always the last choice offered, the bias the 1.5B model showed
+  ("4" or "5" for almost every hunk, whatever the hunk).
+- `owners-last-text` (no schema): the same as one plain number; its first reply to a question is
+  prose ("I think it is the last one") when $RETCON_OWNERS_CHATTY is set, so the reply is asked again.
+- `owners-erring` (schema support): the truth from $RETCON_OWNERS_TRUTH (JSON: a hunk's text as
+  the prompt shows it -> the commit number), right for a share $RETCON_OWNERS_RIGHT (default 0.7)
+  of the hunks (seeded by the hunk's text), else the last choice; no truth known: the last choice.
+
+Every question is appended to $RETCON_SCRIPT_LOG (JSON lines) when set.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import llm
+
+from testing.scripted_model import ModelPlugin, _log
+
+_CHOICES = re.compile(r"^Choose one of: ([\d, ]+)\.$", re.M)
+_CHANGE = re.compile(r"^The change, in .*?:\n(.*)\Z", re.M | re.S)
+
+
+def choices(prompt: str) -> list[int]:
+    m = _CHOICES.search(prompt)
+    return [int(x) for x in m.group(1).split(",")] if m else []
+
+
+def change(prompt: str) -> str:
+    """The hunk's text as the prompt shows it (the key of the truth file)."""
+    m = _CHANGE.search(prompt)
+    return m.group(1).strip() if m else ""
+
+
+class OwnersLast(llm.Model):
+    model_id = "owners-last"
+    supports_schema = True
+    can_stream = False
+
+    def pick(self, prompt: str, offered: list[int]) -> int:
+        return offered[-1] if offered else 1
+
+    def execute(self, prompt: llm.Prompt, stream: bool, response: llm.Response,
+                conversation: llm.Conversation | None) -> Iterator[str]:
+        text = prompt.prompt or ""
+        offered = choices(text)
+        got = self.pick(text, offered)
+        reply = self.reply(text, got, bool(prompt.schema))
+        entry: dict[str, Any] = {"model": self.model_id, "choices": offered, "reply": reply,
+                                 "schema": bool(prompt.schema), "prompt": text}
+        _log(os.environ.get("RETCON_SCRIPT_LOG"), entry)
+        response.set_usage(input=max(len(text) // 4, 1), output=3)
+        yield reply
+
+    def reply(self, prompt: str, got: int, structured: bool) -> str:
+        return json.dumps({"commit": got}) if structured else str(got)
+
+
+class OwnersLastText(OwnersLast):
+    model_id = "owners-last-text"
+    supports_schema = False
+
+    def reply(self, prompt: str, got: int, structured: bool) -> str:
+        if os.environ.get("RETCON_OWNERS_CHATTY") and "(attempt 2)" not in prompt:
+            return "I think it is the last one."
+        return str(got)
+
+
+class OwnersErring(OwnersLast):
+    model_id = "owners-erring"
+
+    def pick(self, prompt: str, offered: list[int]) -> int:
+        path = os.environ.get("RETCON_OWNERS_TRUTH")
+        truth: dict[str, int] = json.loads(Path(path).read_text()) if path else {}
+        hunk = change(prompt)
+        right = truth.get(hunk)
+        share = float(os.environ.get("RETCON_OWNERS_RIGHT", "0.7"))
+        luck = int(hashlib.sha1(hunk.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+        if right is not None and right in offered and luck < share:
+            return right
+        return super().pick(prompt, offered)
+
+
+PLUGIN = ModelPlugin("retcon-owners", OwnersLast(), OwnersLastText(), OwnersErring())
+register = PLUGIN.register
+unregister = PLUGIN.unregister

@@ -1,0 +1,91 @@
+"""Plain code checks the answers: definitions before their uses, tests with or after their code,
+no empty commit kept silently, lock files with their manifest; the user's word is never moved."""
+from __future__ import annotations
+
+import pygit2
+
+from git_retcon.owners.compose import compose
+from git_retcon.owners.evidence import Decided, Evidence
+from git_retcon.owners.place import ends
+from git_retcon.owners.question import Answer
+from git_retcon.state.specparse import parse
+from testing.gitrepo import GitRepo
+
+SPEC = """\
+source = "feature"
+remote = "main"
+cleaned = "feature-clean"
+
+[[commit]]
+message = "One"
+
+[[commit]]
+message = "Two"
+
+[[commit]]
+message = "Three"
+"""
+
+
+def _repo(tmp_path) -> GitRepo:
+    repo = GitRepo.init(tmp_path / "r")
+    repo.commit("base", {"app/text.py": "def shout(s):\n    return s.upper()\n",
+                         "app/core.py": "from app import text\n", "package.json": '{"a": 1}\n',
+                         "package-lock.json": '{"lock": 1}\n'})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("all", {
+        "app/text.py": "def shout(s):\n    return s.upper()\n\n\ndef slugify(s):\n    return s.lower()\n",
+        "app/core.py": "from app import text\n\n\ndef permalink(s):\n    return '/p/' + text.slugify(s)\n",
+        "tests/test_core.py": "from app import core\n\n\ndef test_permalink():\n    assert core.permalink('A')\n",
+        "package.json": '{"a": 2}\n', "package-lock.json": '{"lock": 2}\n'})
+    return repo
+
+
+def _compose(tmp_path, place: dict[str, tuple[int, str]]):
+    repo = _repo(tmp_path)
+    r = pygit2.Repository(str(repo.path))
+    spec = parse(SPEC)
+    base, tip = ends(r, spec)
+    from git_retcon import diff
+
+    hunks = diff.remaining(r, str(r[base].peel(pygit2.Commit).tree_id), str(r[tip].peel(pygit2.Commit).tree_id))
+    by_path = {h.path: h for h in hunks}
+    ev = Evidence(hunks)
+    answers = {}
+    for path, (k, who) in place.items():
+        if who == "model" or who == "model, uncertain":
+            answers[by_path[path].id] = Answer(k, who, (k, k))  # type: ignore[arg-type]
+        else:
+            ev.decided[by_path[path].id] = Decided(k, who, "test")  # type: ignore[arg-type]
+    return by_path, compose(r, base, tip, len(spec.commits), ev, answers)
+
+
+def test_a_definition_a_earlier_commit_uses_moves_down_and_a_test_up(tmp_path):
+    by_path, out = _compose(tmp_path, {"app/text.py": (2, "model"), "app/core.py": (0, "model"),
+                                       "tests/test_core.py": (0, "model, uncertain"),
+                                       "package.json": (1, "model"), "package-lock.json": (0, "model")})
+    owners = {p: out.owners[h.id] for p, h in by_path.items()}
+    assert owners["app/text.py"].k == 0 and "defines slugify" in owners["app/text.py"].why
+    assert owners["app/core.py"].k == 0
+    assert owners["package-lock.json"].k == 1 and "lock file" in owners["package-lock.json"].why
+    assert any("slugify" in m for m in out.moved)
+    assert out.empty == [2]
+    assert out.uncertain == [by_path["tests/test_core.py"].id]
+
+
+def test_tests_go_with_or_after_the_code_they_test(tmp_path):
+    by_path, out = _compose(tmp_path, {"app/text.py": (0, "model"), "app/core.py": (2, "model"),
+                                       "tests/test_core.py": (0, "model"),
+                                       "package.json": (1, "model"), "package-lock.json": (1, "model")})
+    test = out.owners[by_path["tests/test_core.py"].id]
+    assert test.k == 2 and "tests go with the code" in test.why
+    assert out.empty == []
+
+
+def test_what_the_user_decided_never_moves(tmp_path):
+    by_path, out = _compose(tmp_path, {"app/text.py": (2, "user"), "app/core.py": (0, "model"),
+                                       "tests/test_core.py": (0, "user"),
+                                       "package.json": (1, "user"), "package-lock.json": (0, "user")})
+    owners = {p: out.owners[h.id] for p, h in by_path.items()}
+    assert owners["app/text.py"].k == 2 and owners["tests/test_core.py"].k == 0
+    assert owners["package-lock.json"].k == 0

@@ -1,0 +1,97 @@
+"""The questions: replies read strictly, the order that favours none, and asking twice, with real
+llm model classes (testing/owners_model.py) that favour the last choice as the 1.5B model does."""
+from __future__ import annotations
+
+import json
+
+import llm
+import pygit2
+
+from git_retcon.owners import evidence, question
+from git_retcon.owners.place import ends
+from git_retcon.state.specparse import parse
+from testing.histories import KEYWORD_SPEC, keyword_repo
+
+PLAIN = (KEYWORD_SPEC.replace("add: accept strings", "First").replace("scale: accept a float factor", "Second")
+         .replace("clamp: swap bounds given in the wrong order", "Third"))
+
+
+def test_a_reply_is_one_of_the_choices_or_nothing():
+    assert question.read_reply('{"commit": 2}', [0, 1], True) == 1
+    assert question.read_reply("2", [0, 1], False) == 1
+    assert question.read_reply("Commit 2.", [0, 1], False) == 1
+    assert question.read_reply("2 because it scales", [0, 1], False) is None
+    assert question.read_reply("3", [0, 1], False) is None
+    assert question.read_reply('{"commit": true}', [0, 1], True) is None
+    assert question.read_reply("I think the second", [0, 1], True) is None
+
+
+def test_the_order_is_a_shuffle_fixed_by_the_hunk():
+    orders = {tuple(question.order(f"{i:010x}", [0, 1, 2, 3])) for i in range(40)}
+    assert all(sorted(o) == [0, 1, 2, 3] for o in orders)
+    assert len({o[-1] for o in orders}) == 4          # every commit is last for some hunk
+    assert question.order("0123456789", [0, 1, 2]) == question.order("0123456789", [0, 1, 2])
+
+
+def test_the_schema_names_the_choices_as_people_count():
+    assert question.schema([2, 0])["properties"]["commit"]["enum"] == [3, 1]
+
+
+def _setup(tmp_path):
+    repo = keyword_repo(tmp_path / "r")
+    r = pygit2.Repository(str(repo.path))
+    spec = parse(PLAIN)
+    base, tip = ends(r, spec)
+    return spec, evidence.gather(r, spec, base, tip)
+
+
+def _log(path):
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_a_model_that_favours_the_last_choice_is_asked_twice_and_left_uncertain(tmp_path, owners_models):
+    spec, ev = _setup(tmp_path)
+    asker = question.Asker(llm.get_model("owners-last"), spec)
+    answers = question.ask_all(asker, ev, jobs=2)
+    assert set(answers) == set(ev.ranked)
+    asked = _log(owners_models)
+    assert all(e["schema"] for e in asked)
+    for hid, a in answers.items():
+        first, second = a.replies
+        shown = question.order(hid, [k for k, _ in ev.ranked[hid]])
+        assert (first, second) == (shown[-1], shown[0])          # the last offered, each time
+        assert a.who == "model, uncertain"
+    assert asker.tally.questions == 4 and asker.tally.calls == 8
+    # The prefix every question shares: the commits first, the same text each time.
+    prefixes = {e["prompt"].split("Part ", 1)[0] for e in asked}
+    assert len(prefixes) == 1 and "1. First" in prefixes.pop()
+
+
+def test_an_answer_that_agrees_with_the_evidence_is_asked_once(tmp_path, owners_models):
+    spec, ev = _setup(tmp_path)
+    h = ev.hunks[0]
+    shown = question.order(h.id, [0, 1, 2])
+    asker = question.Asker(llm.get_model("owners-last"), spec)
+    got = asker.answer(h, [(shown[-1], 2.0), *((k, 0.0) for k in shown[:-1])], shown[-1])
+    assert (got.k, got.who, got.replies) == (shown[-1], "model", (shown[-1],))
+
+
+def test_a_plain_reply_that_is_not_a_number_is_asked_once_more(tmp_path, owners_models, monkeypatch):
+    monkeypatch.setenv("RETCON_OWNERS_CHATTY", "1")
+    spec, ev = _setup(tmp_path)
+    h = ev.hunks[0]
+    asker = question.Asker(llm.get_model("owners-last-text"), spec)
+    got = asker.choose(h, [2, 0, 1])
+    assert got == 1
+    asked = _log(owners_models)
+    assert [e["reply"] for e in asked] == ["I think it is the last one.", "2"]
+    assert "named none of them" in asked[1]["prompt"] and not asked[0]["schema"]
+
+
+def test_a_long_hunk_is_shown_by_its_head_tail_and_names():
+    from git_retcon.diff import Hunk
+
+    body = "".join(f"def f{i}():\n    return {i}\n" for i in range(40)).encode()
+    text = question.hunk_text(Hunk(id="0" * 10, path="m.py", kind="add", added=body, new_mode=0o100644))
+    assert len(text.splitlines()) <= question.HEAD + question.TAIL + 1
+    assert "lines not shown; it defines f0, f1" in text

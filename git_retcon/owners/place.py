@@ -1,0 +1,113 @@
+"""Every hunk gets an owner: the evidence decides what it can, the model is asked the rest as
+small questions, plain code composes and checks the answers; the result goes into the spec's
+`hunks`, and the save's message records who decided each one (`git retcon hunks` reads it).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import llm
+import pygit2
+
+from git_retcon import diff
+from git_retcon.git.plumbing import fork_point, get_commit
+from git_retcon.model.logs import ExchangeLog
+from git_retcon.owners.compose import Composed, Owner, compose
+from git_retcon.owners.evidence import Evidence, Who, gather
+from git_retcon.owners.question import Asker, Tally, ask_all
+from git_retcon.state import spec as specmod
+from git_retcon.state.spec import paths_match
+
+NO_BASE = "name the branch the source was started from as the spec's remote (git retcon spec edit)"
+RECORD = "owners"      # the first word of a spec save that placed hunks
+_LINE = re.compile(r"^([0-9a-f]{10}) (\d+) (user|rule|model|model, uncertain)$", re.M)
+
+
+@dataclass
+class Placement:
+    hunks: list[diff.Hunk]
+    evidence: Evidence
+    composed: Composed
+    tally: Tally | None
+
+    @property
+    def owners(self) -> dict[str, Owner]:
+        return self.composed.owners
+
+
+def ends(repo: pygit2.Repository, spec: specmod.Spec) -> tuple[str, str]:
+    """The spec's diff: merge base and source tip, as commit ids."""
+    fork = fork_point(repo, spec.source, spec.remote, NO_BASE)
+    return str(fork.base.id), str(fork.source.id)
+
+
+def unassigned(spec: specmod.Spec, hunks: list[diff.Hunk]) -> list[diff.Hunk]:
+    """The hunks no commit's `hunks` or `paths` take."""
+    planned = {i for c in spec.commits for i in c.hunks}
+    globs = [c.paths for c in spec.commits if c.paths]
+    return [h for h in hunks if h.id not in planned and not any(
+        paths_match(h.path, g) or (h.old_path is not None and paths_match(h.old_path, g)) for g in globs)]
+
+
+def place(repo: pygit2.Repository, spec: specmod.Spec, model: llm.Model | None, jobs: int = 1,
+          say: Callable[[str], None] = lambda s: None, log: ExchangeLog | None = None) -> Placement:
+    """Each hunk's logical commit: the evidence's, the model's answers (none without a model),
+    composed and checked."""
+    base, tip = ends(repo, spec)
+    hunks = diff.remaining(repo, str(get_commit(repo, base).tree_id), str(get_commit(repo, tip).tree_id))
+    ev = gather(repo, spec, base, tip, hunks)
+    tally = None
+    answers = {}
+    if model is not None and ev.ranked:
+        asker = Asker(model, spec, log, say)
+        say(f"Placing hunks: {len(ev.decided)} of {len(hunks)} by the spec and plain rules; asking {model.model_id} "
+            f"about {len(ev.ranked)} (one small question each)...")
+        answers = ask_all(asker, ev, jobs, say)
+        tally = asker.tally
+    return Placement(hunks, ev, compose(repo, base, tip, len(spec.commits), ev, answers), tally)
+
+
+def assign(spec: specmod.Spec, p: Placement) -> None:
+    """The placement written into the spec's `hunks`, in diff order (what the spec decided stays)."""
+    for k, c in enumerate(spec.commits):
+        mine = [h.id for h in p.hunks if p.owners[h.id].k == k]
+        c.hunks = list(dict.fromkeys(c.hunks + mine))
+
+
+def record(p: Placement) -> str:
+    """The spec save's message: counts, then a line per hunk, id, commit number and who."""
+    counts: dict[Who, int] = {}
+    for o in p.owners.values():
+        counts[o.who] = counts.get(o.who, 0) + 1
+    said = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+    return (f"{RECORD}: {len(p.hunks)} hunks placed ({said})\n\n"
+            + "\n".join(f"{h.id} {p.owners[h.id].k + 1} {p.owners[h.id].who}" for h in p.hunks) + "\n")
+
+
+def read_record(message: str) -> dict[str, tuple[int, Who]]:
+    """record()'s lines read back: hunk id -> (logical commit, who)."""
+    if not message.startswith(RECORD + ":"):
+        return {}
+    return {m[1]: (int(m[2]) - 1, m[3]) for m in _LINE.finditer(message)}  # type: ignore[misc]
+
+
+def table(spec: specmod.Spec, p: Placement) -> list[str]:
+    """The placement as people read it: per commit its hunks, files, lines, uncertain hunks."""
+    rows = [f"  {'#':>3}  {'hunks':>5}  {'files':>5}  {'lines':>13}  {'unsure':>6}  message"]
+    for k, c in enumerate(spec.commits):
+        mine = [h for h in p.hunks if p.owners[h.id].k == k]
+        files, added, removed = diff.stat(mine)
+        unsure = sum(1 for h in mine if p.owners[h.id].who == "model, uncertain")
+        rows.append(f"  {k + 1:>3}  {len(mine):>5}  {files:>5}  {f'+{added} -{removed}':>13}  {unsure:>6}  "
+                    f"{c.summary[:60]}")
+    lines = rows + ["  " + m for m in p.composed.moved[:10]]
+    for k in p.composed.empty:
+        lines.append(f"Warning: commit {k + 1} ({spec.commits[k].summary}) is left with no hunk: merge or drop it "
+                     f"(git retcon spec edit {spec.cleaned})")
+    if p.composed.uncertain:
+        lines.append(f"{len(p.composed.uncertain)} hunks are uncertain (the model answered two ways): "
+                     + ", ".join(p.composed.uncertain[:8]) + (" ..." if len(p.composed.uncertain) > 8 else "")
+                     + f"; see `git retcon hunks {spec.cleaned}`")
+    return lines

@@ -115,6 +115,10 @@ WIP_STYLES: tuple[WipStyle, ...] = ("wip", "fixup")
 # refuse to run without one, or never.
 SandboxMode = Literal["auto", "require", "off"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "require", "off")
+# How `run` places hunks no `hunks` or `paths` assign: small questions to the model, answers saved
+# in `hunks` before the first commit (owners/), or the model choosing in each commit's conversation.
+OwnersMode = Literal["questions", "conversation"]
+OWNERS_MODES: tuple[OwnersMode, ...] = ("questions", "conversation")
 
 # Seconds a command may run: past a week it is no timeout, and far past it, too large for
 # the clocks that wait on it.
@@ -137,6 +141,7 @@ class Spec:
     network: bool | None = None
     sandbox: SandboxMode | None = None   # None: --sandbox, else git config retcon.sandbox, else auto
     writable: list[str] = field(default_factory=list)   # folders commands may write besides the defaults
+    owners: OwnersMode | None = None   # None: "questions" (and not written out)
 
     def current(self) -> int | None:
         for i, c in enumerate(self.commits):

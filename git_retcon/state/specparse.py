@@ -15,6 +15,7 @@ import tomli
 from git_retcon.errors import RetconError
 from git_retcon.state.spec import (
     MAX_TIMEOUT,
+    OWNERS_MODES,
     SANDBOX_MODES,
     WIP_STYLES,
     Absorbed,
@@ -22,6 +23,7 @@ from git_retcon.state.spec import (
     Complete,
     Entry,
     LogicalCommit,
+    OwnersMode,
     Resolved,
     SandboxMode,
     Spec,
@@ -33,7 +35,7 @@ from git_retcon.state.spec import (
 from git_retcon.state.tomlpos import Where
 
 _TOP = ("source", "remote", "cleaned", "setup", "build", "test", "timeout", "model", "wip", "network", "sandbox",
-        "writable", "commit")
+        "writable", "owners", "commit")
 _COMMIT = ("message", "hints", "paths", "hunks", "history")
 _ENTRY = ("commit_created", "squashed", "absorbed", "stuck", "resolved")
 _BRANCH_HELP = {
@@ -174,6 +176,11 @@ class _Parser:
         if not isinstance(writable, list) or not all(isinstance(w, str) and w.startswith(("/", "~")) for w in writable):
             raise self.fail("'writable' must be an array of absolute folder paths (or from ~), e.g. "
                             "writable = [\"~/.cache/my-tool\"]", "writable")
+        owners = data.get("owners")
+        if owners is not None and owners not in OWNERS_MODES:
+            raise self.fail("'owners' must be \"questions\" (hunks placed by small questions before the first commit) "
+                            "or \"conversation\" (the model chooses in each commit's step), not "
+                            f"{_q(owners) if isinstance(owners, str) else _type(owners)}", "owners")
         raw = data.get("commit")
         if raw is None or raw == []:
             raise self.fail("no [[commit]] entries: add at least one logical commit", "commit")
@@ -183,7 +190,7 @@ class _Parser:
         commits = [self.commit(k, c) for k, c in enumerate(raw)]
         return Spec(source, remote, cleaned, commits, setup=setup, build=build, test=test, timeout=timeout, model=model,
                     wip=cast("WipStyle | None", wip), network=network, sandbox=cast("SandboxMode | None", sandbox),
-                    writable=list(writable))
+                    writable=list(writable), owners=cast("OwnersMode | None", owners))
 
     def branch(self, data: dict[str, Any], name: str) -> str:
         value, help = data.get(name), _BRANCH_HELP[name]

@@ -89,7 +89,7 @@ def dump(spec: Spec, texts: CommitTexts | None = None) -> str:
     texts kept from the last save of the same spec (a Store keeps them), else none."""
     lines: list[str] = []
     for name in ("source", "remote", "cleaned", "setup", "build", "test", "timeout", "model", "wip", "network",
-                 "sandbox"):
+                 "sandbox", "owners"):
         value = getattr(spec, name)
         if isinstance(value, bool):
             lines.append(f"{name} = {'true' if value else 'false'}")

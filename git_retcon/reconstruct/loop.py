@@ -24,7 +24,7 @@ from git_retcon.git.ids import CommitId, tree_of
 from git_retcon.git.ownership import refuse_checked_out
 from git_retcon.git.plumbing import get_commit, ref_target, short
 from git_retcon.model.outcome import Proposed, Stuck
-from git_retcon.reconstruct import absorb, fixloop, report, restack, steps
+from git_retcon.reconstruct import absorb, fixloop, questions, report, restack, steps
 from git_retcon.reconstruct.ahead import Ahead
 from git_retcon.reconstruct.branch import Branches, recorded, refuse_taken
 from git_retcon.reconstruct.empty import emptied, nothing_left, refuse_unmatched, takes_everything
@@ -85,6 +85,7 @@ def _locked(run: Run, br: Branches, model: llm.Model | None, sandbox: confine.Sa
     finish_interrupted(store, stored, run.ui.line)
     if restack.restack_if_rebased(store, stored, br, run.ui):   # the source was rebased onto a moved remote
         br = Branches(repo, stored.spec)
+    questions.place_first(run, stored, model)   # hunks no spec rule assigns: asked, saved in `hunks`
     journal = Journal(run, stored)
     tip = journal.start_branch(br)
     journal.adopt(br)

@@ -1,0 +1,63 @@
+"""`run` on a spec with hints only: the hunks no rule places are asked before the first commit, saved in
+the spec's hunks (undo takes them back with the run), and the run goes on as with a plan."""
+from __future__ import annotations
+
+import json
+
+import tomli
+
+from testing.flow import call, retcon
+from testing.histories import KEYWORD_SPEC, keyword_repo
+
+PLAIN = (KEYWORD_SPEC.replace("add: accept strings", "First").replace("scale: accept a float factor", "Second")
+         .replace("clamp: swap bounds given in the wrong order", "Third"))
+SCRIPT = {"1/owner": [{"text": "1"}], "2/owner": [{"text": "2"}], "3/owner": [{"text": "3"}],
+          "4/owner": [{"text": "1"}], "*/extract": [{"calls": [call("create_commit")]}]}
+
+
+def _spec(repo, name="feature-clean"):
+    return tomli.loads(repo.git("show", f"refs/retcon/{name}:spec.toml"))
+
+
+def _imported(tmp_path, text):
+    repo = keyword_repo(tmp_path / "r")
+    (tmp_path / "spec.toml").write_text(text)
+    assert retcon(repo, "spec", "import", str(tmp_path / "spec.toml")).code == 0
+    return repo
+
+
+def test_run_asks_saves_the_answers_and_undo_takes_them_back(tmp_path, scripted):
+    log = scripted(SCRIPT)
+    repo = _imported(tmp_path, PLAIN)
+    out = retcon(repo, "run", "-m", "scripted")
+    assert out.code == 0, out.text
+    asked = [json.loads(line) for line in log.read_text().splitlines()]
+    owner = [e for e in asked if e["keys"][0].endswith("/owner/1")]
+    assert len(owner) == 8            # four hunks, each asked twice (no evidence backs an answer)
+    assert "Which commit each hunk belongs to" in out.out and "unsure" in out.out
+    commits = _spec(repo)["commit"]
+    assert [len(c.get("hunks", [])) for c in commits] == [1, 1, 2]   # the test goes with its code
+    assert all(c["history"][-1] == "complete" for c in commits)
+    saved = repo.git("log", "--format=%B", "refs/retcon/feature-clean")
+    assert "owners: 4 hunks placed" in saved
+    files = [repo.git("show", "--name-only", "--format=", f"feature-clean~{i}") for i in (2, 1, 0)]
+    assert files == ["calc.py", "calc.py", "calc.py\ntest_calc.py"]
+    assert retcon(repo, "undo").code == 0
+    assert all("hunks" not in c and "history" not in c for c in _spec(repo)["commit"])
+
+
+def test_the_conversation_stays_for_who_asks_for_it(tmp_path, scripted):
+    log = scripted(SCRIPT)
+    repo = _imported(tmp_path, 'owners = "conversation"\n' + PLAIN)
+    out = retcon(repo, "run", "-m", "scripted")
+    asked = [json.loads(line) for line in log.read_text().splitlines()]
+    assert not [e for e in asked if "/owner/" in e["keys"][0]]
+    assert "Which commit each hunk belongs to" not in out.out
+    assert _spec(repo)["owners"] == "conversation"
+
+
+def test_the_builtin_model_has_rules_only_and_asks_nothing(tmp_path):
+    text = PLAIN.replace('message = "Third"', 'message = "Third"\npaths = ["calc.py", "test_calc.py"]')
+    repo = _imported(tmp_path, text)
+    out = retcon(repo, "run", "-m", "retcon-paths")
+    assert "Which commit each hunk belongs to" not in out.out

@@ -18,6 +18,7 @@ from git_retcon.cli import (  # noqa: F401
     demo,
     free,
     hooks,
+    hunks,
     plan,
     resolve,
     run,

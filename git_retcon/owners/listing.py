@@ -1,0 +1,86 @@
+"""Every hunk of a spec's diff, offline: its id, path, lines, +/-, the logical commit it belongs to and
+who decided (`git retcon hunks`), so that a user can move one (`hunks` in the spec, `absorb --into`).
+
+Who: the spec's `hunks` or `paths` (user), unless the last placement by questions put it there (its
+save's message says rule, model, or model uncertain); a rule of plain code for a hunk no spec entry
+takes; none where nothing decides (the last commit takes what is left).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from git_retcon import diff
+from git_retcon.git.plumbing import get_commit
+from git_retcon.owners import place
+from git_retcon.owners.evidence import gather
+from git_retcon.state.store import Store, Stored
+
+WALK = 1000     # spec-chain commits looked through for the last placement
+
+
+@dataclass(frozen=True)
+class Row:
+    hunk: diff.Hunk
+    k: int | None         # the logical commit (0-based); None: nothing decides
+    who: str              # user, rule, model, model uncertain, none
+    why: str
+
+    def lines(self) -> str:
+        h = self.hunk
+        if h.kind == "modify":
+            return f"-{h.old_start},{h.old_lines} +{h.new_start},{h.new_lines}"
+        if h.kind == "rename":
+            return f"from {h.old_path}"
+        return {"add": "new file", "delete": "deleted", "mode": "mode", "binary": "whole"}.get(h.kind, h.kind)
+
+    def as_json(self) -> dict[str, object]:
+        h = self.hunk
+        return {"id": h.id, "path": h.path, "kind": h.kind, "lines": self.lines(), "added": h.added_lines,
+                "removed": h.removed_lines, "commit": None if self.k is None else self.k + 1, "who": self.who,
+                "why": self.why}
+
+
+def last_placement(store: Store, stored: Stored) -> dict[str, tuple[int, str]]:
+    """The who of each hunk, as the last save that placed hunks recorded it."""
+    at = get_commit(store.repo, stored.commit)
+    for _ in range(WALK):
+        found = place.read_record(at.message)
+        if found:
+            return found
+        if not at.parents:
+            break
+        at = at.parents[0]
+    return {}
+
+
+def rows(store: Store, stored: Stored) -> list[Row]:
+    spec = stored.spec
+    base, tip = place.ends(store.repo, spec)
+    hunks = diff.remaining(store.repo, str(get_commit(store.repo, base).tree_id),
+                           str(get_commit(store.repo, tip).tree_id))
+    ev = gather(store.repo, spec, base, tip, hunks)
+    placed = last_placement(store, stored)
+    out: list[Row] = []
+    for h in hunks:
+        d = ev.decided.get(h.id)
+        if d is not None and d.who == "user" and h.id in placed and placed[h.id][0] == d.k:
+            out.append(Row(h, d.k, placed[h.id][1], "the last placement by questions"))
+        elif d is not None:
+            out.append(Row(h, d.k, d.who, d.why))
+        else:
+            out.append(Row(h, None, "none", "nothing decides: the last commit takes what is left"))
+    return out
+
+
+def render(spec_commits: int, found: list[Row]) -> list[str]:
+    width = max([len(r.hunk.path) for r in found] + [4])
+    width = min(width, 50)
+    out = [f"{'id':<10}  {'path':<{width}}  {'lines':<17}  {'+/-':>9}  {'commit':>6}  who"]
+    for r in found:
+        h = r.hunk
+        path = h.path if len(h.path) <= width else "…" + h.path[-(width - 1):]
+        commit = "-" if r.k is None else f"{r.k + 1}/{spec_commits}"
+        who = r.who if r.who in ("model", "model, uncertain", "none") else f"{r.who}: {r.why}"
+        out.append(f"{h.id:<10}  {path:<{width}}  {r.lines():<17}  {f'+{h.added_lines} -{h.removed_lines}':>9}  "
+                   f"{commit:>6}  {who}")
+    return out

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from git_retcon import diff
 from git_retcon.git.plumbing import get_commit
 from git_retcon.owners import place
-from git_retcon.owners.evidence import gather
+from git_retcon.owners.evidence import Who, gather
 from git_retcon.state.store import Store, Stored
 
 WALK = 1000     # spec-chain commits looked through for the last placement
@@ -40,7 +40,7 @@ class Row:
                 "why": self.why}
 
 
-def last_placement(store: Store, stored: Stored) -> dict[str, tuple[int, str]]:
+def last_placement(store: Store, stored: Stored) -> dict[str, tuple[int, Who]]:
     """The who of each hunk, as the last save that placed hunks recorded it."""
     at = get_commit(store.repo, stored.commit)
     for _ in range(WALK):

@@ -96,8 +96,8 @@ def _definitions(hunks: list[diff.Hunk]) -> dict[str, str]:
 
 
 def _tests_after_code(hunks: list[diff.Hunk], out: Composed) -> None:
-    """A test hunk placed before the code it tests (names it uses, or the file its name says)
-    moves up to that code's commit."""
+    """A test hunk placed before the code it tests (names the diff defines that it uses; for a new
+    test file, also the module its name says) moves up to that code's commit."""
     defs = _definitions(hunks)
     by_id = {h.id: h for h in hunks}
     for h in hunks:
@@ -106,7 +106,8 @@ def _tests_after_code(hunks: list[diff.Hunk], out: Composed) -> None:
             continue
         tested = names.tested_stem(h.path)
         code = {defs[u] for u in names.used(names.hunk_lines(h)[1]) if u in defs and defs[u] != h.id}
-        code |= {g.id for g in hunks if not names.is_test(g.path) and names.stem(g.path) == tested and tested}
+        if h.kind == "add":   # a new test file goes with or after the module its name says
+            code |= {g.id for g in hunks if not names.is_test(g.path) and names.stem(g.path) == tested and tested}
         code = {c for c in code if not names.is_test(by_id[c].path)}
         latest = max((out.owners[c].k for c in code), default=own.k)
         if latest > own.k:

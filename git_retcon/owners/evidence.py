@@ -175,8 +175,9 @@ def gather(repo: pygit2.Repository, spec: specmod.Spec, base: str, tip: str,
         order = sorted(range(n), key=lambda k: (-scores[k], k))
         best = order[0]
         second = order[1] if n > 1 else best
-        if n == 1 or (strong[best] and scores[best] > 0 and not strong[second]
-                      and scores[best] >= 2 * scores[second]):
+        floor = min(scores)   # what every commit shares (the same files in every hint) tells none apart
+        if n == 1 or (strong[best] and scores[best] > floor and not strong[second]
+                      and scores[best] - floor >= 2 * (scores[second] - floor)):
             ev.decided[h.id] = Decided(best, "rule", _why(h, best, lines, owner_of, ev.sources))
             continue
         top = scores[best]

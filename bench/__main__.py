@@ -7,6 +7,7 @@ from bench import (
     langs,
     misordered,
     model_output,
+    owners,
     plan_sizes,
     releases,
     run_jobs,
@@ -23,3 +24,4 @@ judgement.main([])
 langs.main([])
 absorb.main([])
 sandbox_overhead.main([])
+owners.main([])

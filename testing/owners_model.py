@@ -9,6 +9,9 @@ through llm's plugin manager like the scripted model.
   the prompt shows it -> the commit number), right for a share $RETCON_OWNERS_RIGHT (default 0.7)
   of the hunks (seeded by the hunk's text), else the last choice; no truth known: the last choice.
 
+`imperfect-owners-last` and `imperfect-owners-erring` answer the questions so, and extract as the
+`imperfect` model does (testing/imperfect_model.py): the benches' "after", beside `imperfect` alone.
+
 Every question is appended to $RETCON_SCRIPT_LOG (JSON lines) when set.
 """
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 
 import llm
 
+from testing.imperfect_model import ImperfectModel
 from testing.scripted_model import ModelPlugin, _log
 
 _CHOICES = re.compile(r"^Choose one of: ([\d, ]+)\.$", re.M)
@@ -89,6 +93,30 @@ class OwnersErring(OwnersLast):
         return super().pick(prompt, offered)
 
 
-PLUGIN = ModelPlugin("retcon-owners", OwnersLast(), OwnersLastText(), OwnersErring())
+class _Extracts(ImperfectModel):
+    """Questions answered by `answers`, every other prompt by the imperfect model."""
+
+    supports_schema = True
+    answers: OwnersLast = OwnersLast()
+
+    def execute(self, prompt: llm.Prompt, stream: bool, response: llm.Response,
+                conversation: llm.Conversation | None) -> Iterator[str]:
+        if "\nStep: owner" in (prompt.prompt or ""):
+            yield from self.answers.execute(prompt, stream, response, conversation)
+        else:
+            yield from super().execute(prompt, stream, response, conversation)
+
+
+class ImperfectOwnersLast(_Extracts):
+    model_id = "imperfect-owners-last"
+
+
+class ImperfectOwnersErring(_Extracts):
+    model_id = "imperfect-owners-erring"
+    answers = OwnersErring()
+
+
+PLUGIN = ModelPlugin("retcon-owners", OwnersLast(), OwnersLastText(), OwnersErring(), ImperfectOwnersLast(),
+                     ImperfectOwnersErring())
 register = PLUGIN.register
 unregister = PLUGIN.unregister

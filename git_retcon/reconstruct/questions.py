@@ -2,9 +2,9 @@
 questions (owners/), the answers saved in the spec's `hunks` (the run's save: `undo` takes them
 back with the run), the table printed; the run then goes on as with a plan.
 
-Not for the built-in `retcon-paths` (it has only rules), nor a spec that says
-owners = "conversation" (the model chooses in each commit's conversation, as before), nor a run
-that has made commits already (the hunks left are the steps' to take).
+Only for a spec that says owners = "questions" (absent, the model chooses in each commit's
+conversation, as before); not for the built-in `retcon-paths` (it has only rules), nor a run that
+has made commits already (the hunks left are the steps' to take).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from git_retcon.state.store import Stored
 
 def wanted(stored: Stored, model: llm.Model | None) -> bool:
     spec = stored.spec
-    return (model is not None and model.model_id != BUILTIN and spec.owners != "conversation"
+    return (model is not None and model.model_id != BUILTIN and spec.owners == "questions"
             and len(spec.commits) > 1 and not any(c.history for c in spec.commits))
 
 

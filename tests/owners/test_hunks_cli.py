@@ -6,7 +6,8 @@ import json
 from testing.flow import call, retcon
 from testing.histories import KEYWORD_SPEC, keyword_repo
 
-PLAIN = (KEYWORD_SPEC.replace("add: accept strings", "First").replace("scale: accept a float factor", "Second")
+PLAIN = 'owners = "questions"\n' + (
+    KEYWORD_SPEC.replace("add: accept strings", "First").replace("scale: accept a float factor", "Second")
          .replace("clamp: swap bounds given in the wrong order", "Third"))
 
 

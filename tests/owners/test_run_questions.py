@@ -1,5 +1,6 @@
-"""`run` on a spec with hints only: the hunks no rule places are asked before the first commit, saved in
-the spec's hunks (undo takes them back with the run), and the run goes on as with a plan."""
+"""`run` on a spec with hints only and owners = "questions": the hunks no rule places are asked before the
+first commit, saved in the spec's hunks (undo takes them back with the run), and the run goes on as with a
+plan."""
 from __future__ import annotations
 
 import json
@@ -9,7 +10,8 @@ import tomli
 from testing.flow import call, retcon
 from testing.histories import KEYWORD_SPEC, keyword_repo
 
-PLAIN = (KEYWORD_SPEC.replace("add: accept strings", "First").replace("scale: accept a float factor", "Second")
+PLAIN = 'owners = "questions"\n' + (
+    KEYWORD_SPEC.replace("add: accept strings", "First").replace("scale: accept a float factor", "Second")
          .replace("clamp: swap bounds given in the wrong order", "Third"))
 SCRIPT = {"1/owner": [{"text": "1"}], "2/owner": [{"text": "2"}], "3/owner": [{"text": "3"}],
           "4/owner": [{"text": "1"}], "*/extract": [{"calls": [call("create_commit")]}]}
@@ -48,12 +50,21 @@ def test_run_asks_saves_the_answers_and_undo_takes_them_back(tmp_path, scripted)
 
 def test_the_conversation_stays_for_who_asks_for_it(tmp_path, scripted):
     log = scripted(SCRIPT)
-    repo = _imported(tmp_path, 'owners = "conversation"\n' + PLAIN)
+    repo = _imported(tmp_path, PLAIN.replace('owners = "questions"', 'owners = "conversation"'))
     out = retcon(repo, "run", "-m", "scripted")
     asked = [json.loads(line) for line in log.read_text().splitlines()]
     assert not [e for e in asked if "/owner/" in e["keys"][0]]
     assert "Which commit each hunk belongs to" not in out.out
     assert _spec(repo)["owners"] == "conversation"
+
+
+def test_without_owners_the_spec_keeps_the_conversation(tmp_path, scripted):
+    log = scripted(SCRIPT)
+    repo = _imported(tmp_path, PLAIN.replace('owners = "questions"\n', ""))
+    retcon(repo, "run", "-m", "scripted")
+    asked = [json.loads(line) for line in log.read_text().splitlines()]
+    assert not [e for e in asked if "/owner/" in e["keys"][0]]
+    assert "owners" not in _spec(repo)
 
 
 def test_the_builtin_model_has_rules_only_and_asks_nothing(tmp_path):

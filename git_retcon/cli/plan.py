@@ -15,7 +15,8 @@ from git_retcon.ui import echo
 @click.option("--cleaned", help="Name of the clean branch to build (default: SOURCE-clean).")
 @click.option("--from-file", "from_file", type=click.Path(dir_okay=False), help="Take the spec from a TOML file.")
 @click.option("--from-commits", is_flag=True, help="One logical commit per source commit (no model).")
-@click.option("-m", "--model", help="Model that proposes the spec (default: retcon.model, llm's default).")
+@click.option("-m", "--model", help="Model that proposes the spec (default: retcon.model, llm's default); with "
+              "--from-file, the model asked which commit each hunk the file leaves unassigned belongs to.")
 @click.option("--max-commits", type=click.IntRange(1), help="Propose at most N logical commits.")
 @click.option("--instructions", help="Extra guidance for the model, e.g. \"keep the tests separate\".")
 @click.option("--budget", type=click.IntRange(4000), default=32000, show_default=True,
@@ -43,6 +44,7 @@ def plan(source: str | None, remote: str | None, cleaned: str | None, from_file:
       git retcon plan --from-commits --setup "npm ci" --build "npm run build" --test "npm test"
       git retcon plan --from-commits --build "cargo build" --test "cargo test"
       git retcon plan --from-file spec.toml --no-edit
+      git retcon plan --from-file hints-only.toml -m local   # hunks placed by questions
     """
     from git_retcon.plan.save import PlanRequest
     from git_retcon.plan.save import plan as save_plan

@@ -9,9 +9,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from git_retcon import diff
 from git_retcon.errors import RetconError
 from git_retcon.git.commits import check_identity
 from git_retcon.git.ids import SpecCommitId
+from git_retcon.git.plumbing import get_commit
+from git_retcon.owners import place as owners
 from git_retcon.plan import branches
 from git_retcon.plan import report as planreport
 from git_retcon.plan import write as planmod
@@ -78,6 +81,7 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
     spec.model = model or spec.model
     specparse.parse(spectoml.dump(spec))  # what we save must be valid
     branches.check_branches(repo, spec)
+    placed = _placed(store, spec, req, say) if req.from_file and req.model else None
     if req.edit:
         edited = planmod.edit(repo, spectoml.dump(spec) + (planmod.leftover_comment(proposal.leftovers)
                                                              if proposal else ""))
@@ -89,12 +93,41 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
         say("Warning: " + line)
     with store.lock(spec.cleaned), oplog.recording(store, spec.cleaned, "plan", oplog.refs_of(spec.cleaned,
                                                                                               spec.cleaned)):
-        store.save(spec, _refuse_existing(store, spec.cleaned, req.force), "plan")
+        store.save(spec, _refuse_existing(store, spec.cleaned, req.force),
+                   owners.record(placed) if placed is not None else "plan")
     say(f"Saved spec '{spec.cleaned}': {len(spec.commits)} logical commits "
         f"from '{spec.source}' onto '{spec.remote}'.")
     for line in planreport.report(repo, spec, proposal):
         say(line)
+    if placed is not None:
+        for line in owners.table(spec, placed)[len(spec.commits) + 1:]:   # the moves, warnings, uncertain
+            say(line)
     return spec
+
+
+def _placed(store: Store, spec: specmod.Spec, req: PlanRequest, say: Callable[[str], None]) -> owners.Placement | None:
+    """`plan --from-file F -m MODEL`: the hunks no `hunks` or `paths` of F take, placed by the owners'
+    questions to MODEL and written into `hunks` (None: nothing to place, or retcon-paths, which has only
+    rules)."""
+    from git_retcon.model import choose as models
+    from git_retcon.model.logs import ExchangeLog
+
+    model = models.load(models.choose(store.repo, req.model, None), tools=False)
+    if model.model_id == models.BUILTIN:
+        return None
+    base, tip = owners.ends(store.repo, spec)
+    hunks = diff.remaining(store.repo, str(get_commit(store.repo, base).tree_id),
+                           str(get_commit(store.repo, tip).tree_id))
+    if not owners.unassigned(spec, hunks):
+        return None
+    ui = UI()
+    with ui.waiting(f"Asking {model.model_id}"):
+        p = owners.place(store.repo, spec, model, req.jobs, ui.line, ExchangeLog(req.log, ui.line))
+    owners.assign(spec, p)
+    if p.tally is not None:
+        say(f"Placed {len(p.hunks)} hunks: {len(p.evidence.decided)} by the spec and plain rules, "
+            f"{p.tally.questions} by questions to {model.model_id} ({p.tally.calls} calls)")
+    return p
 
 
 def _refuse_existing(store: Store, name: str, force: bool) -> SpecCommitId | None:

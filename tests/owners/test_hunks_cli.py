@@ -45,3 +45,18 @@ def test_after_run_the_listing_says_what_the_questions_decided(tmp_path, scripte
     assert retcon(repo, "run", "-m", "scripted").code == 0
     rows = _listed(repo)
     assert [(r["commit"], r["who"]) for r in rows] == [(1, "model"), (2, "model"), (3, "model"), (3, "model")]
+
+
+def test_plan_from_a_file_with_a_model_places_the_hunks_by_questions(tmp_path, scripted):
+    log = scripted({"1/owner": [{"text": "1"}], "2/owner": [{"text": "2"}], "3/owner": [{"text": "3"}],
+                    "4/owner": [{"text": "3"}]})
+    repo = keyword_repo(tmp_path / "r")
+    (tmp_path / "spec.toml").write_text(PLAIN.replace('owners = "questions"\n', ""))
+    out = retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "-m", "scripted", "--no-edit")
+    assert out.code == 0, out.text
+    assert "by questions to scripted" in out.out
+    assert len([line for line in log.read_text().splitlines() if '"/owner' in line or "/owner/" in line]) == 8
+    assert [(r["commit"], r["who"]) for r in _listed(repo)] == [(1, "model"), (2, "model"), (3, "model"),
+                                                                (3, "model")]
+    assert retcon(repo, "undo").code == 0
+    assert retcon(repo, "hunks").code == 1      # the plan was the spec's first save: undo removed it

@@ -156,11 +156,14 @@ def gather(repo: pygit2.Repository, spec: specmod.Spec, base: str, tip: str,
     for h in doubt:
         scores = [0.0] * n
         strong = [False] * n
+        said: list[list[str]] = [[] for _ in range(n)]     # the words that made a commit strong
         for w, weight in reader.terms(h).items():
             for k in range(n):
                 if w in commit_words[k]:
                     scores[k] += weight / naming[w]
-                    strong[k] = strong[k] or (weight > LINES and naming[w] == 1)
+                    if weight > LINES and naming[w] == 1:
+                        strong[k] = True
+                        said[k].append(w)
         hinted = [k for k, c in enumerate(spec.commits) if names_file(c.hints, h.path, paths)]
         for k in hinted:
             scores[k] += FILE
@@ -178,7 +181,7 @@ def gather(repo: pygit2.Repository, spec: specmod.Spec, base: str, tip: str,
         floor = min(scores)   # what every commit shares (the same files in every hint) tells none apart
         if n == 1 or (strong[best] and scores[best] > floor and not strong[second]
                       and scores[best] - floor >= 2 * (scores[second] - floor)):
-            ev.decided[h.id] = Decided(best, "rule", _why(h, best, lines, owner_of, ev.sources))
+            ev.decided[h.id] = Decided(best, "rule", _why(best, lines, owner_of, ev.sources, sorted(said[best])))
             continue
         top = scores[best]
         if top > 0:
@@ -190,10 +193,11 @@ def gather(repo: pygit2.Repository, spec: specmod.Spec, base: str, tip: str,
     return ev
 
 
-def _why(h: diff.Hunk, k: int, lines: Counter[int], owner_of: list[tuple[int, bool] | None],
-         sources: list[SourceCommit]) -> str:
+def _why(k: int, lines: Counter[int], owner_of: list[tuple[int, bool] | None], sources: list[SourceCommit],
+         words: list[str]) -> str:
     for i in lines:
         found = owner_of[i] if i < len(owner_of) else None
         if found == (k, True) and len(lines) == 1:
             return f"written by {sources[i].sha[:9]} ({sources[i].subject[:50]})"
-    return f"commit {k + 1}'s message names what it changes"
+    named = f" ({', '.join(words[:4])})" if words else ""
+    return f"commit {k + 1}'s message names what it changes{named}"

@@ -17,8 +17,9 @@ BELOW: dict[str, set[str]] = {
     "sandbox": {"state", "git"},
     "rework": {"diff", "git"},
     "model": {"sandbox", "diff", "state", "git"},
-    "plan": {"model", "diff", "state", "git"},
-    "reconstruct": {"model", "rework", "sandbox", "diff", "state", "git"},
+    "owners": {"model", "diff", "state", "git"},
+    "plan": {"owners", "model", "diff", "state", "git"},
+    "reconstruct": {"owners", "model", "rework", "sandbox", "diff", "state", "git"},
 }
 # Modules at the package's top that every room may use: errors, the test hook, the terminal.
 GROUND = {"errors", "failpoint", "ui", "text"}

@@ -23,7 +23,7 @@ from git_retcon.model.guards import names_file
 from git_retcon.owners import names
 from git_retcon.owners.source import SourceCommit, written_by
 from git_retcon.state import spec as specmod
-from git_retcon.state.spec import paths_match
+from git_retcon.state.spec import paths_match_any
 
 # Who placed a hunk in its logical commit: the spec (user), a rule of plain code, the model (twice
 # the same answer, or once agreeing with the evidence), or the model unsure (two answers differ).
@@ -58,7 +58,7 @@ class Evidence:
 
 
 def _touches(h: diff.Hunk, patterns: list[str]) -> bool:
-    return paths_match(h.path, patterns) or (h.old_path is not None and paths_match(h.old_path, patterns))
+    return paths_match_any((h.path, h.old_path), patterns)
 
 
 def _source_owner(spec: specmod.Spec, src: SourceCommit, commit_words: list[set[str]]) -> tuple[int, bool] | None:

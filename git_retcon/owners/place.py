@@ -18,7 +18,7 @@ from git_retcon.owners.compose import Composed, Owner, compose
 from git_retcon.owners.evidence import Evidence, Who, gather
 from git_retcon.owners.question import Asker, Tally, ask_all
 from git_retcon.state import spec as specmod
-from git_retcon.state.spec import paths_match
+from git_retcon.state.spec import paths_match_any
 
 NO_BASE = "name the branch the source was started from as the spec's remote (git retcon spec edit)"
 RECORD = "owners"      # the first word of a spec save that placed hunks
@@ -43,20 +43,26 @@ def ends(repo: pygit2.Repository, spec: specmod.Spec) -> tuple[str, str]:
     return str(fork.base.id), str(fork.source.id)
 
 
+def spec_diff(repo: pygit2.Repository, spec: specmod.Spec) -> tuple[str, str, list[diff.Hunk]]:
+    """The spec's ends (merge base, source tip) and the hunks between them."""
+    base, tip = ends(repo, spec)
+    return base, tip, diff.remaining(repo, str(get_commit(repo, base).tree_id), str(get_commit(repo, tip).tree_id))
+
+
 def unassigned(spec: specmod.Spec, hunks: list[diff.Hunk]) -> list[diff.Hunk]:
     """The hunks no commit's `hunks` or `paths` take."""
     planned = {i for c in spec.commits for i in c.hunks}
     globs = [c.paths for c in spec.commits if c.paths]
-    return [h for h in hunks if h.id not in planned and not any(
-        paths_match(h.path, g) or (h.old_path is not None and paths_match(h.old_path, g)) for g in globs)]
+    return [h for h in hunks if h.id not in planned
+            and not any(paths_match_any((h.path, h.old_path), g) for g in globs)]
 
 
 def place(repo: pygit2.Repository, spec: specmod.Spec, model: llm.Model | None, jobs: int = 1,
-          say: Callable[[str], None] = lambda s: None, log: ExchangeLog | None = None) -> Placement:
+          say: Callable[[str], None] = lambda s: None, log: ExchangeLog | None = None,
+          diff_of: tuple[str, str, list[diff.Hunk]] | None = None) -> Placement:
     """Each hunk's logical commit: the evidence's, the model's answers (none without a model),
-    composed and checked."""
-    base, tip = ends(repo, spec)
-    hunks = diff.remaining(repo, str(get_commit(repo, base).tree_id), str(get_commit(repo, tip).tree_id))
+    composed and checked. diff_of: the spec's ends and hunks, when the caller has them already."""
+    base, tip, hunks = diff_of or spec_diff(repo, spec)
     ev = gather(repo, spec, base, tip, hunks)
     tally = None
     answers = {}

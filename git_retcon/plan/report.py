@@ -10,7 +10,7 @@ from git_retcon.git.plumbing import fork_point
 from git_retcon.plan.branches import ONTO_FIX
 from git_retcon.plan.write import Proposed
 from git_retcon.state import spec as specmod
-from git_retcon.state.spec import paths_match
+from git_retcon.state.spec import paths_match, paths_match_any
 
 
 def _remaining(repo: pygit2.Repository, spec: specmod.Spec) -> list[diff.Hunk]:
@@ -51,8 +51,7 @@ def empty_commits(repo: pygit2.Repository, spec: specmod.Spec, everything: list[
     for k, c in enumerate(spec.commits):
         if not (c.paths or c.hunks) or k == len(spec.commits) - 1:
             continue   # a hints-only commit is the model's to judge; the last takes what is left
-        under = [h for h in everything if c.paths and (
-            paths_match(h.path, c.paths) or (h.old_path is not None and paths_match(h.old_path, c.paths)))]
+        under = [h for h in everything if c.paths and paths_match_any((h.path, h.old_path), c.paths)]
         planned = [i for i in c.hunks if i in ids]
         mine = {h.id for h in under} | set(planned)
         where = f"commit {k + 1} ({c.summary})"

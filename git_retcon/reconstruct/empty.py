@@ -20,7 +20,7 @@ from git_retcon.model.choose import BUILTIN
 from git_retcon.reconstruct.branch import Branches
 from git_retcon.reconstruct.work import Work
 from git_retcon.state import spec as specmod
-from git_retcon.state.spec import paths_match
+from git_retcon.state.spec import paths_match, paths_match_any
 
 
 def refuse_unmatched(repo: pygit2.Repository, spec: specmod.Spec, br: Branches, name: str) -> None:
@@ -93,7 +93,7 @@ def emptied(w: Work, before: TreeId, after: TreeId) -> list[tuple[int, str]]:
 
 
 def _touches(h: diff.Hunk, patterns: list[str]) -> bool:
-    return paths_match(h.path, patterns) or (h.old_path is not None and paths_match(h.old_path, patterns))
+    return paths_match_any((h.path, h.old_path), patterns)
 
 
 def _takers(w: Work, patterns: list[str]) -> str:

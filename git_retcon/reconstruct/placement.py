@@ -20,7 +20,7 @@ import pygit2
 from git_retcon import diff
 from git_retcon.git.ids import CommitId
 from git_retcon.state import spec as specmod
-from git_retcon.state.spec import paths_match
+from git_retcon.state.spec import paths_match, paths_match_any
 
 BASE = -1     # a line no logical commit introduced: the merge base's, or older
 
@@ -73,8 +73,7 @@ def place(repo: pygit2.Repository, spec: specmod.Spec, owner_of: dict[CommitId, 
             k = mine.pop()
             out.append(Placed(h, k, f"its lines came from commit {k + 1}"))
             continue
-        by_paths = [k for k, c in enumerate(spec.commits) if c.paths and any(
-            paths_match(p, c.paths) for p in (h.path, h.old_path) if p)]
+        by_paths = [k for k, c in enumerate(spec.commits) if c.paths and paths_match_any((h.path, h.old_path), c.paths)]
         if len(by_paths) == 1 and mine <= {by_paths[0]}:
             out.append(Placed(h, by_paths[0], f"under commit {by_paths[0] + 1}'s paths"))
             continue

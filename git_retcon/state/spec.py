@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -175,3 +176,8 @@ def paths_match(path: str, patterns: list[str]) -> bool:
         if fnmatch.fnmatchcase(path, pat) or path == pat.rstrip("/") or path.startswith(pat.rstrip("/") + "/"):
             return True
     return False
+
+
+def paths_match_any(paths: Iterable[str | None], patterns: list[str]) -> bool:
+    """Whether a commit's `paths` take any of paths: a hunk's path and, for a rename, its old one."""
+    return any(p is not None and paths_match(p, patterns) for p in paths)

@@ -55,9 +55,7 @@ def last_placement(store: Store, stored: Stored) -> dict[str, tuple[int, Who]]:
 
 def rows(store: Store, stored: Stored) -> list[Row]:
     spec = stored.spec
-    base, tip = place.ends(store.repo, spec)
-    hunks = diff.remaining(store.repo, str(get_commit(store.repo, base).tree_id),
-                           str(get_commit(store.repo, tip).tree_id))
+    base, tip, hunks = place.spec_diff(store.repo, spec)
     ev = gather(store.repo, spec, base, tip, hunks)
     placed = last_placement(store, stored)
     out: list[Row] = []

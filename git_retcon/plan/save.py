@@ -9,11 +9,9 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from git_retcon import diff
 from git_retcon.errors import RetconError
 from git_retcon.git.commits import check_identity
 from git_retcon.git.ids import SpecCommitId
-from git_retcon.git.plumbing import get_commit
 from git_retcon.owners import place as owners
 from git_retcon.plan import branches
 from git_retcon.plan import report as planreport
@@ -115,14 +113,12 @@ def _placed(store: Store, spec: specmod.Spec, req: PlanRequest, say: Callable[[s
     model = models.load(models.choose(store.repo, req.model, None), tools=False)
     if model.model_id == models.BUILTIN:
         return None
-    base, tip = owners.ends(store.repo, spec)
-    hunks = diff.remaining(store.repo, str(get_commit(store.repo, base).tree_id),
-                           str(get_commit(store.repo, tip).tree_id))
-    if not owners.unassigned(spec, hunks):
+    spec_diff = owners.spec_diff(store.repo, spec)
+    if not owners.unassigned(spec, spec_diff[2]):
         return None
     ui = UI()
     with ui.waiting(f"Asking {model.model_id}"):
-        p = owners.place(store.repo, spec, model, req.jobs, ui.line, ExchangeLog(req.log, ui.line))
+        p = owners.place(store.repo, spec, model, req.jobs, ui.line, ExchangeLog(req.log, ui.line), spec_diff)
     owners.assign(spec, p)
     if p.tally is not None:
         say(f"Placed {len(p.hunks)} hunks: {len(p.evidence.decided)} by the spec and plain rules, "

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import llm
 
-from git_retcon import diff
-from git_retcon.git.plumbing import get_commit
 from git_retcon.model.choose import BUILTIN
 from git_retcon.owners import place as owners
 from git_retcon.reconstruct.work import Run
@@ -28,12 +26,11 @@ def place_first(run: Run, stored: Stored, model: llm.Model | None) -> None:
     """Ask, save and say, when the spec leaves hunks unassigned (see the module's comment)."""
     if not wanted(stored, model):
         return
-    base, tip = owners.ends(run.repo, stored.spec)
-    hunks = diff.remaining(run.repo, str(get_commit(run.repo, base).tree_id), str(get_commit(run.repo, tip).tree_id))
-    if not owners.unassigned(stored.spec, hunks):
+    spec_diff = owners.spec_diff(run.repo, stored.spec)
+    if not owners.unassigned(stored.spec, spec_diff[2]):
         return
     run.ui.heading("Which commit each hunk belongs to")
-    p = owners.place(run.repo, stored.spec, model, run.opts.jobs, run.ui.line, run.exchange_log())
+    p = owners.place(run.repo, stored.spec, model, run.opts.jobs, run.ui.line, run.exchange_log(), spec_diff)
     owners.assign(stored.spec, p)
     run.store.update(stored, owners.record(p))
     for line in owners.table(stored.spec, p):

@@ -32,11 +32,11 @@ from git_retcon.git.plumbing import find_commit, full_sha, get_commit, ref_targe
 from git_retcon.model.choose import BUILTIN
 from git_retcon.model.prompt import template
 from git_retcon.model.retry import Retry
-from git_retcon.reconstruct import restack
+from git_retcon.reconstruct import remake, restack
 from git_retcon.reconstruct.branch import Branches, recorded
 from git_retcon.reconstruct.placement import Ask, Into, Placed, place
 from git_retcon.reconstruct.remake import Remade, copy_onto, last_commit, merged, verify
-from git_retcon.state import notes, oplog
+from git_retcon.state import oplog
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Store, Stored
 from git_retcon.ui import UI, plural
@@ -172,25 +172,9 @@ def _new_message(repo: pygit2.Repository, spec: specmod.Spec, br: Branches, tip:
 def _write(store: Store, stored: Stored, br: Branches, tip: CommitId, remade: list[Remade], ui: UI) -> None:
     """Notes, the spec (CAS), then the branch (CAS): up to the first commit that failed."""
     repo, spec = store.repo, stored.spec
-    failed = next((r for r in remade if r.results and not r.passed), None)
-    kept = remade[: remade.index(failed) + 1] if failed is not None else remade
+    failed, kept = remake.kept(remade)
     source_at = short(str(br.source.id))
-    for r in kept:
-        c = spec.commits[r.k] if not r.new else None
-        old = [full_sha(repo, s) for s in c.created] if c is not None else []
-        for i, sha in enumerate(r.commits):
-            before = notes.read_commit(store, old[i]) if i < len(old) else None
-            note = before or notes.new_commit(stored.name, r.k + 1, "initial", i + 1)
-            note["index"] = r.k + 1
-            if i < len(old):
-                note["rewritten_from"] = old[i]
-            if i == len(r.commits) - 1:
-                for res in r.results:
-                    note[res.kind] = res.result
-                for kind in notes.COMMAND_KINDS:
-                    if not getattr(spec, kind):
-                        note[kind] = "skipped"
-            notes.write_commit(store, sha, note)
+    remake.write_notes(store, stored, kept)
     for r in kept:
         if not r.commits and not r.placed:
             continue   # an empty logical commit stays as it was

@@ -11,12 +11,13 @@ import pygit2
 from git_retcon.errors import RetconError
 from git_retcon.git.commits import make_commit
 from git_retcon.git.ids import CommitId, TreeId, tree_of
-from git_retcon.git.plumbing import get_commit, get_tree, short
+from git_retcon.git.plumbing import full_sha, get_commit, get_tree, short
 from git_retcon.reconstruct.placement import Placed
 from git_retcon.sandbox import choice
 from git_retcon.sandbox.runner import Commands, Result
 from git_retcon.sandbox.setup import Setup
 from git_retcon.sandbox.worktree import Worktree
+from git_retcon.state import notes
 from git_retcon.state.store import Store, Stored
 from git_retcon.ui import UI
 
@@ -86,3 +87,31 @@ def last_commit(remade: list[Remade], name: str) -> CommitId:
         raise RetconError("absorb re-made no commit: nothing was changed; report it, and place the changes "
                           f"with `git retcon spec edit {name}`")
     return last
+
+
+def kept(remade: list[Remade]) -> tuple[Remade | None, list[Remade]]:
+    """The first re-made logical commit that failed its build or tests (None: none did), and the
+    ones to write: up to it, it included."""
+    failed = next((r for r in remade if r.results and not r.passed), None)
+    return failed, remade[: remade.index(failed) + 1] if failed is not None else remade
+
+
+def write_notes(store: Store, stored: Stored, made: list[Remade]) -> None:
+    """Each re-made commit's note: its old commit's, re-pointed (`rewritten_from`), with the new
+    verdicts on a logical commit's last commit; a commit with no old one gets a new note."""
+    repo, spec = store.repo, stored.spec
+    for r in made:
+        old = [full_sha(repo, s) for s in spec.commits[r.k].created] if not r.new else []
+        for i, sha in enumerate(r.commits):
+            before = notes.read_commit(store, old[i]) if i < len(old) else None
+            note = before or notes.new_commit(stored.name, r.k + 1, "initial", i + 1)
+            note["index"] = r.k + 1
+            if i < len(old):
+                note["rewritten_from"] = old[i]
+            if i == len(r.commits) - 1:
+                for res in r.results:
+                    note[res.kind] = res.result
+                for kind in notes.COMMAND_KINDS:
+                    if not getattr(spec, kind):
+                        note[kind] = "skipped"
+            notes.write_commit(store, sha, note)

@@ -25,9 +25,9 @@ from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.ownership import move_branch, refuse_checked_out
 from git_retcon.git.plumbing import full_sha, get_commit, get_tree, short
 from git_retcon.git.rebased import older_base
+from git_retcon.reconstruct import remake
 from git_retcon.reconstruct.branch import Branches, recorded, refuse_foreign
 from git_retcon.reconstruct.remake import Remade, copy_onto, merged, verify
-from git_retcon.state import notes
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Store, Stored
 from git_retcon.ui import UI, plural
@@ -105,18 +105,8 @@ def _write(store: Store, stored: Stored, base: CommitId, old: str, tip: CommitId
     """Notes, the spec (CAS), then the branch (CAS): up to the first commit that failed or
     did not merge; the logical commits after it are the run's to build again."""
     repo, spec = store.repo, stored.spec
-    failed = next((r for r in remade if r.results and not r.passed), None)
-    kept = remade[: remade.index(failed) + 1] if failed is not None else remade
-    for r in kept:
-        old_shas = [full_sha(repo, s) for s in spec.commits[r.k].created]
-        for i, sha in enumerate(r.commits):
-            note = notes.read_commit(store, old_shas[i]) or notes.new_commit(stored.name, r.k + 1, "initial", i + 1)
-            note["index"] = r.k + 1
-            note["rewritten_from"] = old_shas[i]
-            if i == len(r.commits) - 1:
-                for res in r.results:
-                    note[res.kind] = res.result
-            notes.write_commit(store, sha, note)
+    failed, kept = remake.kept(remade)
+    remake.write_notes(store, stored, kept)
     what = f"restacked onto {short(base)}, the new merge base of '{spec.source}' and '{spec.remote}' " \
            f"(was {short(old)})"
     for r in kept:

@@ -30,8 +30,9 @@ def status(repo):
 
 def fix_round(out):
     """The lines of a run's output from its first fix attempt to the commit it made, the
-    commands' timings and the commit's id left out."""
-    out = re.sub(r"\(\d+\.\ds\)", "(N.Ns)", re.sub(r"Creating commit\.\.\. [0-9a-f]{9}", "Creating commit... SHA", out))
+    commands' timings and the commit's id left out (a command under 0.1 s prints no time: the
+    timing says how fast the machine is, not what the run did)."""
+    out = re.sub(r" \(\d+\.\ds\)", "", re.sub(r"Creating commit\.\.\. [0-9a-f]{9}", "Creating commit... SHA", out))
     lines = out.splitlines()
     return lines[lines.index("Fix attempt 1:"):lines.index("✓ Commit created (1 WIP)") + 1]
 
@@ -73,8 +74,8 @@ def test_candidates_that_pass_are_committed_by_plain_code_with_no_model(tmp_path
         "Fix attempt 1:",
         "Blame: 1 candidate hunk in the remaining diff (util.py)",
         "Trying the candidate hunks...",
-        "Building... PASS (N.Ns)",
-        "Tests... PASS (N.Ns)",
+        "Building... PASS",
+        "Tests... PASS",
         "Computing diff (3 lines)...",
         "The candidate hunks pass: committing them as the fix (no model needed)...",
         "Creating WIP commit... WIP: take the definition of `two` from util.py",
@@ -106,14 +107,14 @@ def test_the_model_is_asked_when_the_candidates_do_not_pass(tmp_path, scripted):
         "Fix attempt 1:",
         "Blame: 1 candidate hunk in the remaining diff (util.py)",
         "Trying the candidate hunks...",
-        "Building... PASS (N.Ns)",
-        "Tests... FAIL (ModuleNotFoundError: No module named 'extra') (N.Ns)",
+        "Building... PASS",
+        "Tests... FAIL (ModuleNotFoundError: No module named 'extra')",
         "Computing diff (4 lines)...",
         "Consulting diff for missing pieces...",
         "Creating WIP commit... WIP: take extra.py too",
         "Creating commit... SHA",
-        "Building... PASS (N.Ns)",
-        "Tests... PASS (N.Ns)",
+        "Building... PASS",
+        "Tests... PASS",
         "✓ Commit created (1 WIP)",
     ]
     assert repo.log("main..feature-clean") == ["docs: explain main", "WIP: take extra.py too", "app: use two()"]

@@ -35,6 +35,7 @@ STYLE = re.compile(r"\b(style|styl\w*|format\w*|lint\w*|whitespace|indent\w*|pep
 DEFINES, AROUND, FILE, LINES = 3.0, 3.0, 2.0, 1.0
 SOURCE_EXACT, SOURCE_NEAR = 6.0, 3.0
 PLAUSIBLE = 5          # the most commits one question offers
+COMMON = 5             # a word on this many lines of a file names nothing in it (p-map's "promise")
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class _Reader:
     def __init__(self, repo: pygit2.Repository, base: pygit2.Tree, tip: pygit2.Tree):
         self.repo, self.base, self.tip = repo, base, tip
         self.files: dict[tuple[str, bool], list[str]] = {}
+        self.counts: dict[str, Counter[str]] = {}
 
     def lines(self, path: str, new: bool) -> list[str]:
         key = (path, new)
@@ -94,6 +96,14 @@ class _Reader:
             except (KeyError, ValueError):
                 self.files[key] = []
         return self.files[key]
+
+    def common(self, path: str, word: str) -> bool:
+        """Whether the word is on COMMON lines or more of the file (its base version, else its
+        tip's): a word everywhere in a file tells none of its hunks apart."""
+        if path not in self.counts:
+            lines = self.lines(path, False) or self.lines(path, True)
+            self.counts[path] = Counter(w for ln in lines for w in names.words(ln))
+        return self.counts[path][word] >= COMMON
 
     def terms(self, h: diff.Hunk) -> dict[str, float]:
         """Each word the hunk says, with the weight of where it says it (the highest)."""
@@ -161,7 +171,7 @@ def gather(repo: pygit2.Repository, spec: specmod.Spec, base: str, tip: str,
             for k in range(n):
                 if w in commit_words[k]:
                     scores[k] += weight / naming[w]
-                    if weight > LINES and naming[w] == 1:
+                    if weight > LINES and naming[w] == 1 and not reader.common(h.path, w):
                         strong[k] = True
                         said[k].append(w)
         hinted = [k for k, c in enumerate(spec.commits) if names_file(c.hints, h.path, paths)]

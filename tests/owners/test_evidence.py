@@ -6,11 +6,15 @@ import pygit2
 from git_retcon.owners import evidence, names
 from git_retcon.owners.place import ends, place
 from git_retcon.state.specparse import parse
+from testing.gitrepo import GitRepo
 from testing.histories import KEYWORD_SPEC, keyword_repo
 
 REPHRASED = (KEYWORD_SPEC.replace("add: accept strings", "Let add take text")
              .replace("scale: accept a float factor", "Scale by fractions")
              .replace("clamp: swap bounds given in the wrong order", "Clamp with reversed limits"))
+
+SPEC2 = 'source = "feature"\nremote = "main"\ncleaned = "c"\n\n[[commit]]\nmessage = "First"\n\n' \
+    '[[commit]]\nmessage = "Second change"\n'
 
 
 def _gather(repo, text):
@@ -77,3 +81,22 @@ def test_without_a_model_the_placement_takes_the_evidence_and_the_last_commit_th
     assert p.tally is None
     assert sorted({o.k for o in p.owners.values()}) == [0, 1, 2]
     assert not p.composed.empty
+
+
+def test_a_word_on_many_lines_of_the_file_decides_nothing_alone(tmp_path):
+    """p-map's index.js: "promise" is on eleven of its lines, so the one message that says
+    "promise" does not take every hunk inside a block that names one."""
+    def file(few: int, extra: str) -> str:
+        body = "".join(f"    p{i} = make_promise(x)\n" for i in range(few))
+        return f"def promise_all(x):\n{body}{extra}    return x\n"
+
+    spec = SPEC2.replace("First", "Fix out-of-order promise inputs")
+    for few, decided in ((1, True), (6, False)):
+        repo = GitRepo.init(tmp_path / str(few))
+        repo.commit("base", {"run.py": file(few, "")})
+        repo.git("checkout", "-q", "-b", "feature")
+        repo.commit("wip", {"run.py": file(few, "    x += 1\n")})
+        _, ev = _gather(repo, spec)
+        (h,) = ev.hunks
+        assert (h.id in ev.decided) is decided and (h.id in ev.ranked) is not decided, few
+

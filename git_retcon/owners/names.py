@@ -123,7 +123,8 @@ def stem(path: str) -> str:
     return name.split(".", 1)[0] if not name.startswith(".") else name
 
 
-_TEST = re.compile(r"(^|/)(tests?|spec|__tests__)/|(^|/)test_[^/]*$|_test\.\w+$|\.(test|spec)\.\w+$|Test\.\w+$")
+_TEST = re.compile(r"(^|/)(tests?|spec|__tests__)/|(^|/)test_[^/]*$|_test\.\w+$|\.(test|spec)\.\w+$|Test\.\w+$"
+                   r"|(^|/)tests?\.\w+$")
 
 
 def is_test(path: str) -> bool:

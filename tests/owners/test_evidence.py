@@ -100,3 +100,7 @@ def test_a_word_on_many_lines_of_the_file_decides_nothing_alone(tmp_path):
         (h,) = ev.hunks
         assert (h.id in ev.decided) is decided and (h.id in ev.ranked) is not decided, few
 
+
+def test_test_js_and_tests_py_are_tests():
+    assert names.is_test("test.js") and names.is_test("pkg/tests.py") and names.is_test("test/a.js")
+    assert not names.is_test("contest.js") and not names.is_test("testing.py")

@@ -8,6 +8,7 @@ What the user's spec decides (its `hunks`, its `paths`) is never moved.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 import pygit2
@@ -15,7 +16,7 @@ import pygit2
 from git_retcon import diff
 from git_retcon.git.plumbing import get_commit
 from git_retcon.owners import names
-from git_retcon.owners.bulk import classify, owner_by_rule
+from git_retcon.owners.bulk import Bulk, classify, owner_by_rule
 from git_retcon.owners.evidence import Evidence, Who
 from git_retcon.owners.question import Answer
 
@@ -51,8 +52,14 @@ def compose(repo: pygit2.Repository, base: str, tip: str, n: int, ev: Evidence,
         else:
             owners[h.id] = Owner(n - 1, "rule", "nothing decides: the last commit takes it")
     out = Composed(owners)
-    _bulk(repo, base, tip, n, ev.hunks, out)
+    bulk = classify(repo, get_commit(repo, tip).tree, get_commit(repo, base).tree, ev.hunks)
+    skip = {h.id for b in bulk.values() for h in b.hunks}
+    _none_empty(n, ev, out, skip)
+    _bulk(bulk, n, ev.hunks, out)
     _tests_after_code(ev.hunks, out)
+    _definitions_first(ev.hunks, out)
+    _none_empty(n, ev, out, skip)         # a definition brought down may have emptied a commit again
+    _bulk(bulk, n, ev.hunks, out)
     _definitions_first(ev.hunks, out)
     have = {o.k for o in out.owners.values()}
     out.empty = [k for k in range(n) if k not in have]
@@ -60,9 +67,8 @@ def compose(repo: pygit2.Repository, base: str, tip: str, n: int, ev: Evidence,
     return out
 
 
-def _bulk(repo: pygit2.Repository, base: str, tip: str, n: int, hunks: list[diff.Hunk], out: Composed) -> None:
+def _bulk(bulk: dict[str, Bulk], n: int, hunks: list[diff.Hunk], out: Composed) -> None:
     """Lock and generated files go where their manifest or source goes."""
-    bulk = classify(repo, get_commit(repo, tip).tree, get_commit(repo, base).tree, hunks)
     if not bulk:
         return
     owner_of_path: dict[str, int] = {}
@@ -83,6 +89,34 @@ def _bulk(repo: pygit2.Repository, base: str, tip: str, n: int, hunks: list[diff
         for h in b.hunks:
             if out.owners[h.id].who != "user":
                 out.owners[h.id] = Owner(k, "rule", f"{b.kind} file: {why}")
+
+
+def _none_empty(n: int, ev: Evidence, out: Composed, bulk: set[str]) -> None:
+    """A logical commit nothing was placed in takes, of the hunks in doubt that could be its, the
+    one its evidence scores best for it relative to that hunk's best, when the hunk's own commit
+    keeps another: an empty commit is a finding the user must act on, a hunk placed on weak
+    evidence is what the questions' answers are anyway."""
+    defs = _definitions(ev.hunks)
+    used = {h.id: names.used(names.hunk_lines(h)[1]) for h in ev.hunks}
+    for k in range(n):
+        held = Counter(o.k for hid, o in out.owners.items() if hid not in bulk)
+        if held[k]:
+            continue
+        best: tuple[float, str] | None = None
+        for hid, ranked in ev.ranked.items():
+            own = out.owners[hid]
+            scores = dict(ranked)
+            if k not in scores or own.who == "user" or held[own.k] < 2 or hid in bulk:
+                continue
+            if any(defs.get(u) == hid and out.owners[g].k < k for g, us in used.items() if g != hid for u in us):
+                continue    # it defines what an earlier commit uses: it would be brought back down
+            top = max(scores.values()) or 1.0
+            if best is None or scores[k] / top > best[0]:
+                best = (scores[k] / top, hid)
+        if best is not None:
+            hid = best[1]
+            out.owners[hid] = Owner(k, "rule", f"commit {k + 1} had no hunk: its best-scoring one in doubt")
+            out.moved.append(f"{hid}: moved to commit {k + 1}, which had no hunk (it was among its plausible ones)")
 
 
 def _definitions(hunks: list[diff.Hunk]) -> dict[str, str]:

@@ -89,3 +89,41 @@ def test_what_the_user_decided_never_moves(tmp_path):
     owners = {p: out.owners[h.id] for p, h in by_path.items()}
     assert owners["app/text.py"].k == 2 and owners["tests/test_core.py"].k == 0
     assert owners["package-lock.json"].k == 0
+
+
+def test_an_empty_commit_takes_the_hunk_in_doubt_that_scores_best_for_it(tmp_path):
+    by_path, _ = _compose(tmp_path, {})
+    repo_path = tmp_path / "r"
+    r = pygit2.Repository(str(repo_path))
+    spec = parse(SPEC)
+    base, tip = ends(r, spec)
+    hunks = list(by_path.values())
+    ev = Evidence(hunks)
+    # Every hunk answered into commits 1 and 2; commit 3 is plausible for the test and for text.py,
+    # which scores better for it but defines slugify, which core.py (commit 1) uses: moving it would
+    # only be undone. The lock file holds nothing of its own: it follows package.json.
+    ev.ranked = {by_path["tests/test_core.py"].id: [(0, 4.0), (2, 3.0)],
+                 by_path["app/text.py"].id: [(0, 2.0), (2, 2.0)]}
+    answers = {by_path[p].id: Answer(k, "model", (k, k)) for p, k in
+               (("app/core.py", 0), ("app/text.py", 0), ("tests/test_core.py", 0), ("package.json", 1))}
+    out = compose(r, base, tip, len(spec.commits), ev, answers)
+    test = out.owners[by_path["tests/test_core.py"].id]
+    assert test.k == 2 and "had no hunk" in test.why
+    assert out.owners[by_path["app/text.py"].id].k == 0
+    assert out.owners[by_path["package-lock.json"].id].k == 1
+    assert out.empty == []
+    assert any("which had no hunk" in m for m in out.moved)
+
+
+def test_no_hunk_is_taken_from_a_commit_it_would_leave_empty(tmp_path):
+    by_path, _ = _compose(tmp_path, {})
+    r = pygit2.Repository(str(tmp_path / "r"))
+    spec = parse(SPEC)
+    base, tip = ends(r, spec)
+    ev = Evidence(list(by_path.values()))
+    ev.ranked = {by_path["package.json"].id: [(1, 4.0), (2, 3.0)]}
+    answers = {by_path[p].id: Answer(k, "model", (k, k)) for p, k in
+               (("app/core.py", 0), ("app/text.py", 0), ("tests/test_core.py", 0), ("package.json", 1))}
+    out = compose(r, base, tip, len(spec.commits), ev, answers)
+    assert out.owners[by_path["package.json"].id].k == 1
+    assert out.empty == [2]

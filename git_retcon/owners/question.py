@@ -49,6 +49,11 @@ class Tally:
     output_tokens: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def said(self) -> str:
+        """The questions' cost in words, as run and plan print it."""
+        return (f"{self.questions} questions, {self.calls} calls, {self.input_tokens} tokens in, "
+                f"{self.output_tokens} out")
+
     def add(self, usage: Any) -> None:
         with self.lock:
             self.calls += 1

@@ -122,7 +122,7 @@ def _placed(store: Store, spec: specmod.Spec, req: PlanRequest, say: Callable[[s
     owners.assign(spec, p)
     if p.tally is not None:
         say(f"Placed {len(p.hunks)} hunks: {len(p.evidence.decided)} by the spec and plain rules, "
-            f"{p.tally.questions} by questions to {model.model_id} ({p.tally.calls} calls)")
+            f"the rest by questions to {model.model_id} ({p.tally.said()})")
     return p
 
 

@@ -12,6 +12,9 @@ through llm's plugin manager like the scripted model.
 `imperfect-owners-last` and `imperfect-owners-erring` answer the questions so, and extract as the
 `imperfect` model does (testing/imperfect_model.py): the benches' "after", beside `imperfect` alone.
 
+Each answers `plan --outline`'s request for commits (prompts/plan-outline.md) with the reply in
+$RETCON_OWNERS_OUTLINE, as it is, or else one commit per file of the overview.
+
 Every question is appended to $RETCON_SCRIPT_LOG (JSON lines) when set.
 """
 from __future__ import annotations
@@ -31,6 +34,7 @@ from testing.scripted_model import ModelPlugin, _log
 
 _CHOICES = re.compile(r"^Choose one of: ([\d, ]+)\.$", re.M)
 _CHANGE = re.compile(r"^The change, in .*?:\n(.*)\Z", re.M | re.S)
+_FILE = re.compile(r"^- (\S+) \(\+\d+ -\d+\)", re.M)
 
 
 def choices(prompt: str) -> list[int]:
@@ -42,6 +46,14 @@ def change(prompt: str) -> str:
     """The hunk's text as the prompt shows it (the key of the truth file)."""
     m = _CHANGE.search(prompt)
     return m.group(1).strip() if m else ""
+
+
+def outline(prompt: str) -> str:
+    """The commits `plan --outline` asks for: $RETCON_OWNERS_OUTLINE, else one per file."""
+    given = os.environ.get("RETCON_OWNERS_OUTLINE")
+    if given is not None:
+        return given
+    return json.dumps({"commits": [{"message": f"Change {p}", "holds": p} for p in _FILE.findall(prompt)]})
 
 
 class OwnersLast(llm.Model):
@@ -57,7 +69,7 @@ class OwnersLast(llm.Model):
         text = prompt.prompt or ""
         offered = choices(text)
         got = self.pick(text, offered)
-        reply = self.reply(text, got, bool(prompt.schema))
+        reply = outline(text) if "\nStep: outline" in text else self.reply(text, got, bool(prompt.schema))
         entry: dict[str, Any] = {"model": self.model_id, "choices": offered, "reply": reply,
                                  "schema": bool(prompt.schema), "prompt": text}
         _log(os.environ.get("RETCON_SCRIPT_LOG"), entry)
@@ -101,7 +113,7 @@ class _Extracts(ImperfectModel):
 
     def execute(self, prompt: llm.Prompt, stream: bool, response: llm.Response,
                 conversation: llm.Conversation | None) -> Iterator[str]:
-        if "\nStep: owner" in (prompt.prompt or ""):
+        if re.search(r"\nStep: (owner|outline)", prompt.prompt or ""):
             yield from self.answers.execute(prompt, stream, response, conversation)
         else:
             yield from super().execute(prompt, stream, response, conversation)

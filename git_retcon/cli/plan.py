@@ -15,6 +15,8 @@ from git_retcon.ui import echo
 @click.option("--cleaned", help="Name of the clean branch to build (default: SOURCE-clean).")
 @click.option("--from-file", "from_file", type=click.Path(dir_okay=False), help="Take the spec from a TOML file.")
 @click.option("--from-commits", is_flag=True, help="One logical commit per source commit (no model).")
+@click.option("--outline", is_flag=True, help="The model proposes only the commits (one call); which commit "
+              "each hunk belongs to is asked as small questions. For small and local models.")
 @click.option("-m", "--model", help="Model that proposes the spec (default: retcon.model, llm's default); with "
               "--from-file, the model asked which commit each hunk the file leaves unassigned belongs to.")
 @click.option("--max-commits", type=click.IntRange(1), help="Propose at most N logical commits.")
@@ -30,7 +32,7 @@ from git_retcon.ui import echo
 @click.option("--force", is_flag=True, help="Replace an existing spec of the same name.")
 @click.option("--no-log", is_flag=True, help="Do not record the model exchanges in llm's database (`llm logs`).")
 def plan(source: str | None, remote: str | None, cleaned: str | None, from_file: str | None,
-         from_commits: bool, model: str | None, max_commits: int | None, instructions: str | None,
+         from_commits: bool, outline: bool, model: str | None, max_commits: int | None, instructions: str | None,
          budget: int, jobs: int, setup: str | None, build: str | None, test_cmd: str | None,
          edit: bool | None, force: bool, no_log: bool) -> None:
     """Write the history spec for a branch and save it.
@@ -45,16 +47,17 @@ def plan(source: str | None, remote: str | None, cleaned: str | None, from_file:
       git retcon plan --from-commits --build "cargo build" --test "cargo test"
       git retcon plan --from-file spec.toml --no-edit
       git retcon plan --from-file hints-only.toml -m local   # hunks placed by questions
+      git retcon plan --outline -m local   # the model names the commits, questions place the hunks
     """
     from git_retcon.plan.save import PlanRequest
     from git_retcon.plan.save import plan as save_plan
 
-    if from_file and from_commits:
-        raise click.UsageError("--from-file and --from-commits exclude each other")
+    if sum(map(bool, (from_file, from_commits, outline))) > 1:
+        raise click.UsageError("--from-file, --from-commits and --outline exclude each other")
     if edit is None:
         edit = sys.stdin.isatty() and sys.stdout.isatty()
     spec = save_plan(open_store(), PlanRequest(
-        source=source, remote=remote, cleaned=cleaned, from_file=from_file, from_commits=from_commits, model=model,
-        max_commits=max_commits, instructions=instructions, budget=budget, jobs=jobs, setup=setup, build=build,
-        test=test_cmd, edit=edit, force=force, log=not no_log), echo)
+        source=source, remote=remote, cleaned=cleaned, from_file=from_file, from_commits=from_commits, outline=outline,
+        model=model, max_commits=max_commits, instructions=instructions, budget=budget, jobs=jobs, setup=setup,
+        build=build, test=test_cmd, edit=edit, force=force, log=not no_log), echo)
     echo(f"Next: git retcon run {spec.cleaned}")

@@ -32,6 +32,7 @@ class PlanRequest:
     cleaned: str | None = None
     from_file: str | None = None
     from_commits: bool = False
+    outline: bool = False           # the model proposes the commits only; questions place the hunks
     model: str | None = None
     max_commits: int | None = None
     instructions: str | None = None
@@ -64,6 +65,10 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
         name = req.cleaned or f"{src}-clean"
         if req.from_commits:
             spec = planmod.from_commits(repo, src, rem, name)
+        elif req.outline:
+            _refuse_existing(store, name, req.force)
+            branches.check_cleaned_name(repo, name, src, rem)
+            spec = _outlined(store, req, src, rem, name, say)
         else:
             _refuse_existing(store, name, req.force)
             branches.check_cleaned_name(repo, name, src, rem)   # before the model's work, not after
@@ -79,7 +84,7 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
     spec.model = model or spec.model
     specparse.parse(spectoml.dump(spec))  # what we save must be valid
     branches.check_branches(repo, spec)
-    placed = _placed(store, spec, req, say) if req.from_file and req.model else None
+    placed = _placed(store, spec, req, say) if (req.from_file and req.model) or req.outline else None
     if req.edit:
         edited = planmod.edit(repo, spectoml.dump(spec) + (planmod.leftover_comment(proposal.leftovers)
                                                              if proposal else ""))
@@ -101,6 +106,29 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
         for line in owners.table(spec, placed)[len(spec.commits) + 1:]:   # the moves, warnings, uncertain
             say(line)
     return spec
+
+
+def _outlined(store: Store, req: PlanRequest, source: str, remote: str, cleaned: str,
+              say: Callable[[str], None]) -> specmod.Spec:
+    """`plan -m MODEL --outline`: the commits the model proposes in one call (plan/outline.py)."""
+    from git_retcon.model import choose as models
+    from git_retcon.model.logs import ExchangeLog
+    from git_retcon.plan import outline
+
+    model = models.load(models.choose(store.repo, req.model, None), tools=False)
+    if model.model_id == models.BUILTIN:
+        raise RetconError(f"{models.BUILTIN} proposes no commits: name a model with -m, or write the commits "
+                          "in a file for `git retcon plan --from-file FILE`")
+    draft = outline.spec_of(source, remote, cleaned, [])
+    base, tip, hunks = owners.spec_diff(store.repo, draft)
+    if not hunks:
+        raise RetconError(f"'{source}' changes nothing that '{remote}' lacks: nothing to plan")
+    ui = UI()
+    with ui.waiting(f"Asking {model.model_id} for the commits"):
+        commits, _ = outline.propose(model, outline.overview(store.repo, base, tip, hunks), req.max_commits,
+                                     req.instructions or "", ExchangeLog(req.log, ui.line), ui.line)
+    say(f"{model.model_id} proposed {len(commits)} logical commits; placing the {len(hunks)} hunks...")
+    return outline.spec_of(source, remote, cleaned, commits)
 
 
 def _placed(store: Store, spec: specmod.Spec, req: PlanRequest, say: Callable[[str], None]) -> owners.Placement | None:

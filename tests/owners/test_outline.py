@@ -1,0 +1,71 @@
+"""`plan --outline -m MODEL`: the model names the commits in one call; the questions place the hunks."""
+from __future__ import annotations
+
+import json
+
+from testing.flow import retcon
+from testing.histories import keyword_repo
+
+THREE = json.dumps({"commits": [
+    {"message": "add: accept strings", "holds": "calc.py: add"},
+    {"message": "scale: accept a float factor", "holds": "calc.py: scale"},
+    {"message": "clamp: swap bounds given in the wrong order", "holds": "calc.py: clamp, and test_calc.py"}]})
+
+
+def _asked(log, step):
+    return [json.loads(x) for x in log.read_text().splitlines() if f"\nStep: {step}" in json.loads(x)["prompt"]]
+
+
+def _plan(repo, *extra):
+    return retcon(repo, "plan", "--outline", "-m", "owners-last", "--source", "feature", "--onto", "main",
+                  "--no-edit", *extra)
+
+
+def test_the_model_names_the_commits_and_every_hunk_gets_one(tmp_path, owners_models, monkeypatch):
+    monkeypatch.setenv("RETCON_OWNERS_OUTLINE", THREE)
+    repo = keyword_repo(tmp_path / "r")
+    out = _plan(repo)
+    assert out.code == 0, out.text
+    assert "owners-last proposed 3 logical commits" in out.out
+    (asked,) = _asked(owners_models, "outline")
+    assert "- calc.py (+4 -0)" in asked["prompt"] and "- test_calc.py (+5 -0): test_swap" in asked["prompt"]
+    assert "clamp: swap bounds given in the wrong order" in asked["prompt"]    # the branch's own subjects
+    spec = json.loads(retcon(repo, "status", "--json").out)
+    assert [c["message"] for c in spec["commits"]] == [json.loads(THREE)["commits"][k]["message"] for k in range(3)]
+    rows = json.loads(retcon(repo, "hunks", "--json").out)
+    assert len(rows) == 4 and all(r["commit"] in (1, 2, 3) for r in rows)
+    # The branch's own commits wrote each hunk, and their subjects are the proposed messages.
+    assert [r["commit"] for r in rows] == [1, 2, 3, 3]
+    exported = retcon(repo, "spec", "export").out
+    assert "hints = \"calc.py: clamp, and test_calc.py\"" in exported
+
+
+def test_an_unreadable_outline_is_asked_once_more_then_refused_saving_nothing(tmp_path, owners_models, monkeypatch):
+    monkeypatch.setenv("RETCON_OWNERS_OUTLINE", "Sure! Here are the commits: first the add change, then...")
+    repo = keyword_repo(tmp_path / "r")
+    out = _plan(repo)
+    assert out.code == 1
+    assert "proposed no usable commits (the reply is not JSON" in out.err
+    assert "git retcon plan --from-file FILE -m MODEL" in out.err
+    assert len(_asked(owners_models, "outline")) == 2
+    assert "Your last reply could not be used" in _asked(owners_models, "outline")[1]["prompt"]
+    assert repo.git("for-each-ref", "refs/retcon") == ""
+
+
+def test_at_most_max_commits_are_kept(tmp_path, owners_models, monkeypatch):
+    monkeypatch.setenv("RETCON_OWNERS_OUTLINE", THREE)
+    repo = keyword_repo(tmp_path / "r")
+    out = _plan(repo, "--max-commits", "2")
+    assert out.code == 0, out.text
+    assert len(json.loads(retcon(repo, "status", "--json").out)["commits"]) == 2
+    assert "Propose at most 2 logical commits" in _asked(owners_models, "outline")[0]["prompt"]
+
+
+def test_outline_excludes_a_file_and_needs_a_model_that_answers(tmp_path):
+    repo = keyword_repo(tmp_path / "r")
+    out = retcon(repo, "plan", "--outline", "--from-file", "x.toml", "-m", "retcon-paths")
+    assert out.code == 2 and "exclude each other" in out.err
+    out = retcon(repo, "plan", "--outline", "-m", "retcon-paths", "--source", "feature", "--onto", "main",
+                 "--no-edit")
+    assert out.code == 1 and "retcon-paths proposes no commits" in out.err
+    assert repo.git("for-each-ref", "refs/retcon") == ""

@@ -11,6 +11,15 @@ The cases, each on a fresh copy of the demo repository (`git retcon demo`'s mess
 - planned:     the spec `git retcon plan -m` proposes with this model;
 - misordered:  the README walkthrough's spec of the same real history, VAT before the helper it
                uses (the fix loop must take the helper forward).
+- real-NAME:   a real project's consecutive commits whose commits change the same files
+               (bench/real_histories.py), squashed into one "wip" commit; the spec names the authors'
+               commits and, in hints, their files. The hunks are placed by the questions
+               (`plan --from-file -m`), then `run`; scored against the authors' commits.
+- convo-NAME:  the same, with owners = "conversation": no questions, the model chooses in each
+               commit's conversation (before issue 30).
+- outline-NAME: the same history, the commits proposed by the model (`plan --outline`), the hunks
+               placed by the questions; each proposed commit is matched to the authors' commit that
+               holds most of its hunks, and a hunk is right when its commit matches its author's.
 
 Per case: logical commits completed with no human step, where it stopped, wrong trees accepted
 (a complete logical commit whose tree is not the one retcon-paths builds from the same spec's
@@ -39,12 +48,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench import local_setup
+from bench import local_setup, real_histories
 from testing.gitrepo import hermetic_env
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "qwen2.5-coder-1.5b"
-CASES = ("demo-paths", "demo-hints", "planned", "misordered")
+REAL = tuple(h.name for h in real_histories.HISTORIES)
+CASES = ("demo-paths", "demo-hints", "planned", "misordered", *(f"real-{n}" for n in REAL),
+         *(f"convo-{n}" for n in REAL), *(f"outline-{n}" for n in REAL))
 CONTEXT = 32768
 REPLY = 1024
 
@@ -211,7 +222,74 @@ def per_commit(output: str) -> dict[int, tuple[int, int, int]]:
     return out
 
 
+_PLACED = re.compile(r"^Placed (\d+) hunks: (\d+) by .*?(\d+) questions, (\d+) calls, (\d+) tokens in", re.M)
+
+
+def real_case(case: str, work: Path, env: dict[str, str]) -> Row:
+    """A real history (bench/real_histories.py): placed, run, scored against its authors' commits."""
+    from bench.owners import score, truth
+    row = Row(case)
+    kind, name = case.split("-", 1)
+    h = next(x for x in real_histories.HISTORIES if x.name == name)
+    try:
+        repo = real_histories.build(h, work / case / "repo")
+    except real_histories.Unavailable as e:
+        row.stopped = f"skipped: {e}"
+        return row
+    owner, _ = truth(repo, real_histories.AUTHORS)
+    spec = work / case / "spec.toml"
+    spec.write_text(real_histories.spec_text(h, repo, "conversation" if kind == "convo" else None, MODEL))
+    started = time.monotonic()
+    if kind in ("real", "outline"):
+        how = ["--from-file", str(spec)] if kind == "real" else [
+            "--outline", "--source", "feature", "--onto", "main", "--cleaned", "feature-clean", "--test", h.test]
+        res = _retcon(repo.path, env, "plan", *how, "--no-edit", "-m", MODEL, "--jobs", "1")
+        (work / case / "plan.txt").write_text(res.stdout + res.stderr)
+        placed = _PLACED.search(res.stdout)
+        row.note = (f"planning {time.monotonic() - started:.0f}s: " + (
+            f"{placed[2]}/{placed[1]} hunks by rules, {placed[3]} questions, {placed[4]} calls, {placed[5]} tokens in"
+            if placed else "no questions") + (f"; plan exit {res.returncode}" if res.returncode else ""))
+    else:
+        res = _retcon(repo.path, env, "spec", "import", str(spec))
+    if kind == "outline" and res.returncode == 0:
+        row.note += "; " + _matched(repo, owner)
+    res = _retcon(repo.path, env, "run", "-v", "-m", MODEL)
+    row.seconds = time.monotonic() - started
+    (work / case / "run.txt").write_text(res.stdout + res.stderr)
+    s = score(repo, owner, work / case / "none")
+    row.commits, row.complete, row.wrong = s.commits, s.complete, s.wrong_trees
+    planned = "-" if s.planned is None else f"{s.planned}/{s.hunks}"
+    row.note += f"; hunks planned right {planned}, made right {s.right}/{s.hunks}"
+    said = re.search(r"^commit (\d+)/\d+ is stuck: (.*)$", res.stdout + res.stderr, re.M)
+    row.stopped = f"{said[1]}: {said[2][:90]}" if said else \
+        ((res.stdout + res.stderr).strip().splitlines() or [""])[-1][:80] if res.returncode else ""
+    for _k, (c, i, ca) in sorted(per_commit(res.stdout).items()):
+        row.calls.append(c)
+        row.tokens.append(i)
+        row.cached.append(ca)
+    return row
+
+
+def _matched(repo: object, owner: dict[str, int]) -> str:
+    """A proposed plan against the authors' commits: each proposed commit stands for the authors'
+    commit most of its hunks come from; a hunk is right when its commit stands for its author's."""
+    from collections import Counter
+
+    import tomli
+    spec = tomli.loads(repo.git("show", "refs/retcon/feature-clean:spec.toml"))   # type: ignore[attr-defined]
+    right = 0
+    for c in spec["commit"]:
+        mine = [owner[i] for i in c.get("hunks", []) if i in owner]
+        if mine:
+            right += Counter(mine).most_common(1)[0][1]
+    authors = len(set(owner.values()))
+    return (f"{len(spec['commit'])} commits proposed for the authors' {authors}; "
+            f"hunks in a commit standing for their author's {right}/{len(owner)}")
+
+
 def run_case(case: str, work: Path, env: dict[str, str]) -> Row:
+    if case.startswith(("real-", "convo-", "outline-")):
+        return real_case(case, work, env)
     row = Row(case)
     repo = demo_repo(work / case / "repo")
     started = time.monotonic()

@@ -8,20 +8,25 @@ or `owners-erring` (right for 70% of the hunks, else the last choice), then the 
 model extracts (testing/owners_model.py, testing/imperfect_model.py). Scored against the authors'
 commits: hunks placed in their author's commit (planned: by the spec's saved hunks; made: by the
 commits the run made), logical commits complete with a commit of their own, wrong trees accepted
-(a run that says complete on another tree: must be 0), questions asked. The histories are built
-here from scratch.
+(a run that says complete on another tree: must be 0), questions asked. Four histories are built
+here from scratch; three are real projects' commits (bench/real_histories.py: tomli, pflag, p-map,
+squashed into one "wip" commit, the spec naming the authors' commits and their files), skipped
+where their commits cannot be fetched.
 
     python -m bench.owners
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench import real_histories
 from testing.gitrepo import GitRepo, hermetic_env
 
 Files = dict[str, str]
@@ -131,8 +136,9 @@ def spec_text(h: History, repo: GitRepo, owners: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def truth(repo: GitRepo) -> tuple[dict[str, int], dict[str, str]]:
-    """Each hunk of the whole diff: its author's commit (0-based), and its text as a question shows it."""
+def truth(repo: GitRepo, authors: str = "feature") -> tuple[dict[str, int], dict[str, str]]:
+    """Each hunk of the whole diff: its author's commit (0-based; the commits main..authors), and its
+    text as a question shows it."""
     import pygit2
 
     from git_retcon import diff
@@ -140,8 +146,8 @@ def truth(repo: GitRepo) -> tuple[dict[str, int], dict[str, str]]:
     from git_retcon.owners.source import written_by
 
     r = pygit2.Repository(str(repo.path))
-    base, tip = repo.rev("main"), repo.rev("feature")
-    hunks = diff.remaining(r, repo.tree("main"), repo.tree("feature"))
+    base, tip = repo.rev("main"), repo.rev(authors)
+    hunks = diff.remaining(r, repo.tree("main"), repo.tree(authors))
     _, wrote = written_by(r, base, tip, hunks)
     owner = {h.id: wrote[h.id].most_common(1)[0][0] for h in hunks if wrote[h.id]}
     return owner, {h.id: hunk_text(h) for h in hunks}
@@ -209,24 +215,33 @@ def main(argv: list[str]) -> None:
     print("Every hunk gets an owner: hints-only specs of histories whose commits share files\n")
     print(f"{'history':<11} {'setting':<34} {'planned right':>13} {'made right':>11} {'complete, own':>13} "
           f"{'wrong trees':>11} {'questions':>9}")
-    for make in (keyword, parser, stylecheck, vague):
-        h = make()
+    cases: list[tuple[str, Callable[[Path], GitRepo], Callable[[GitRepo, str], str], str]] = [
+        (h.name, functools.partial(build, h), functools.partial(spec_text, h), "feature")
+        for h in (keyword(), parser(), stylecheck(), vague())]
+    for real in real_histories.HISTORIES:
+        cases.append((real.name, functools.partial(real_histories.build, real),
+                      functools.partial(real_histories.spec_text, real), real_histories.AUTHORS))
+    for name, make, spec_of, authors in cases:
         for label, model, owners in SETTINGS:
-            where = home / f"{h.name}-{model}"
-            repo = build(h, where / "repo")
-            owner, texts = truth(repo)
+            where = home / f"{name}-{model}"
+            try:
+                repo = make(where / "repo")
+            except real_histories.Unavailable as e:
+                print(f"{name:<11} skipped: {e}")
+                break
+            owner, texts = truth(repo, authors)
             (where / "truth.json").write_text(json.dumps({texts[i]: k + 1 for i, k in owner.items()}))
-            (where / "spec.toml").write_text(spec_text(h, repo, owners))
+            (where / "spec.toml").write_text(spec_of(repo, owners))
             os.environ["RETCON_OWNERS_TRUTH"] = str(where / "truth.json")
             os.environ["RETCON_SCRIPT_LOG"] = str(where / "log.jsonl")
             if retcon(repo, "spec", "import", str(where / "spec.toml")).code != 0:
-                raise SystemExit(f"{h.name}: the spec was refused")
+                raise SystemExit(f"{name}: the spec was refused")
             out = retcon(repo, "run", "-m", model)
             s = score(repo, owner, where / "log.jsonl")
             planned = "-" if s.planned is None else f"{s.planned}/{s.hunks} ({100 * s.planned // max(s.hunks, 1)}%)"
-            print(f"{h.name:<11} {label:<34} {planned:>13} {f'{s.right}/{s.hunks}':>11} "
+            print(f"{name:<11} {label:<34} {planned:>13} {f'{s.right}/{s.hunks}':>11} "
                   f"{f'{s.complete}/{s.commits}':>13} {s.wrong_trees:>11} {s.questions:>9}"
-                  + ("" if out.code == 0 else f"   (exit {out.code})"))
+                  + ("" if out.code == 0 else f"   (exit {out.code})"), flush=True)
     sys.stdout.flush()
 
 

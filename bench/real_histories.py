@@ -1,0 +1,150 @@
+"""Real consecutive commits of real open-source projects whose commits change the same files: the
+histories the owners' questions are measured on (issue 30), the authors' commits being the truth.
+
+No project's code is kept here: a history is named by its repository and its two ends, and its
+commits are fetched at bench time, from $RETCON_BENCH_MIRRORS/<owner>+<name>/repo (a bare
+repository holding them, for machines that reach no Git host) or else from GitHub into the bench
+cache. A machine that can do neither skips them and says so.
+
+    python -m bench.real_histories     # fetch each, print its commits and the files they share
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.releases import cache_dir
+from testing.gitrepo import GitRepo
+
+
+@dataclass(frozen=True)
+class RealHistory:
+    name: str
+    language: str
+    repo: str       # owner/name on GitHub
+    base: str       # the commit `main` is at: the parent of the first commit taken
+    tip: str        # the last commit taken; base..tip is one line of single-parent commits
+    test: str       # a test command that needs no network and no download
+    what: str
+
+
+HISTORIES: list[RealHistory] = [
+    RealHistory("tomli", "Python", "hukkin/tomli", "38297f82cd0ef067f1afd2ffb8dfa73b65c398da",
+                "9eb2125ef49071e673d42e383b5221a268665193", "PYTHONPATH=src python3 -m unittest -q",
+                "three TOML 1.1 features: each changes the parser, adds test data and takes its "
+                "names out of one shared list of expected failures in tests/test_data.py"),
+    RealHistory("pflag", "Go", "spf13/pflag", "3d32e71abc0bd7f78417460609bd5efca87508be",
+                "c0bdd631c7115eaabfce7d6c38f09cb42da8909e", "GOTOOLCHAIN=local GOFLAGS=-mod=mod go test ./...",
+                "a pull request's three commits: a new unknown-flags mode, both spellings of an option, "
+                "and a rename of what the first added, all in flag.go and flag_test.go"),
+    RealHistory("p-map", "JavaScript", "sindresorhus/p-map", "2ba3a002acac080c60c47ca1dfa2fad3e17f5b7c",
+                "1af51b57534b284ead73cca65f26b56bb9390768", "node --check index.js && node --check test.js",
+                "six commits between two releases: two fixes to index.js with tests, a tweak, a version bump, "
+                "and two readme changes"),
+]
+
+
+class Unavailable(Exception):
+    """The history's commits could not be had on this machine."""
+
+
+def _git(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=cwd, text=True, capture_output=True,
+                          env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+
+
+def source(h: RealHistory) -> str:
+    """Where the history's commits can be fetched from: a mirror, or GitHub through the cache."""
+    mirrors = os.environ.get("RETCON_BENCH_MIRRORS")
+    if mirrors:
+        local = Path(mirrors) / h.repo.replace("/", "+") / "repo"
+        if _git("--git-dir", str(local), "cat-file", "-e", h.tip + "^{commit}").returncode == 0:
+            return str(local)
+    cached = cache_dir() / "real" / (h.repo.replace("/", "+") + ".git")
+    if _git("--git-dir", str(cached), "cat-file", "-e", h.tip + "^{commit}").returncode == 0:
+        return str(cached)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    if not cached.exists() and _git("init", "-q", "--bare", str(cached)).returncode != 0:
+        raise Unavailable(f"cannot make {cached}")
+    got = _git("--git-dir", str(cached), "fetch", "-q", "--no-tags", f"https://github.com/{h.repo}.git",
+               f"{h.tip}:refs/heads/bench-tip")
+    if got.returncode != 0:
+        raise Unavailable(f"{h.repo}: {got.stderr.strip().splitlines()[-1] if got.stderr.strip() else 'fetch failed'}"
+                          " (set RETCON_BENCH_MIRRORS to a folder of bare repositories)")
+    return str(cached)
+
+
+AUTHORS = "refs/bench/authors"     # the authors' commits, the truth; `feature` is their work squashed
+
+
+def build(h: RealHistory, where: Path) -> GitRepo:
+    """A fresh repository: `main` at the base; `feature` one commit "wip" on it with the tip's tree,
+    as a branch looks before it is cleaned (so no source commit's subject tells where a hunk goes);
+    the authors' commits at AUTHORS."""
+    repo = GitRepo.init(where)
+    got = _git("fetch", "-q", "--no-tags", source(h), f"{h.tip}:{AUTHORS}", cwd=where)
+    if got.returncode != 0:
+        raise Unavailable(f"{h.repo}: {got.stderr.strip()}")
+    repo.git("update-ref", "refs/heads/main", h.base)
+    repo.git("checkout", "-q", "main")
+    for line in repo.git("rev-list", "--parents", f"main..{AUTHORS}").splitlines():
+        if len(line.split()) != 2:
+            raise Unavailable(f"{h.name}: {line.split()[0][:10]} is a merge; a history is one line of commits")
+    wip = repo.git("commit-tree", f"{AUTHORS}^{{tree}}", "-p", "main", "-m", "wip")
+    repo.git("update-ref", "refs/heads/feature", wip)
+    return repo
+
+
+def commits(repo: GitRepo) -> list[tuple[str, str, list[str]]]:
+    """The authors' commits, oldest first: sha, subject, files."""
+    out = []
+    for sha in repo.git("rev-list", "--reverse", f"main..{AUTHORS}").split():
+        subject = repo.git("log", "-1", "--format=%s", sha)
+        files = repo.git("show", "--name-only", "--format=", "--no-renames", sha).split()
+        out.append((sha, subject, files))
+    return out
+
+
+def spec_text(h: RealHistory, repo: GitRepo, owners: str | None = None, model: str | None = None) -> str:
+    """The spec a new user writes: the authors' subjects, hints that name each commit's files."""
+    lines = ['source = "feature"', 'remote = "main"', 'cleaned = "feature-clean"', f"test = {json.dumps(h.test)}",
+             "timeout = 600"]
+    if owners:
+        lines.append(f'owners = "{owners}"')
+    if model:
+        lines.append(f"model = {json.dumps(model)}")
+    for _, subject, files in commits(repo):
+        lines += ["", "[[commit]]", f"message = {json.dumps(subject)}",
+                  f"hints = {json.dumps('Files: ' + ', '.join(files))}"]
+    return "\n".join(lines) + "\n"
+
+
+def shared_files(repo: GitRepo) -> dict[str, int]:
+    """Files more than one of the history's commits change, with how many."""
+    count = Counter(f for _, _, files in commits(repo) for f in files)
+    return {f: n for f, n in sorted(count.items()) if n > 1}
+
+
+def main() -> None:
+    import tempfile
+    where = Path(tempfile.mkdtemp(prefix="retcon-real-"))
+    for h in HISTORIES:
+        try:
+            repo = build(h, where / h.name)
+        except Unavailable as e:
+            print(f"{h.name}: skipped: {e}")
+            continue
+        print(f"{h.name} ({h.language}, {h.repo}): {h.what}")
+        for sha, subject, files in commits(repo):
+            print(f"  {sha[:10]} {subject[:60]}  [{', '.join(files[:4])}{' ...' if len(files) > 4 else ''}]")
+        print("  shared: " + ", ".join(f"{f} ({n})" for f, n in shared_files(repo).items()))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

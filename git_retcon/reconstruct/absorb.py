@@ -16,7 +16,6 @@ puts the previous branch and spec back.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import llm
@@ -30,8 +29,7 @@ from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.ownership import branch_ref, move_branch, refuse_checked_out
 from git_retcon.git.plumbing import find_commit, full_sha, get_commit, ref_target, short
 from git_retcon.model.choose import BUILTIN
-from git_retcon.model.prompt import template
-from git_retcon.model.retry import Retry
+from git_retcon.owners.question import Asker
 from git_retcon.reconstruct import remake, restack
 from git_retcon.reconstruct.branch import Branches, recorded
 from git_retcon.reconstruct.placement import Ask, Into, Placed, place
@@ -80,7 +78,7 @@ def absorb_locked(store: Store, stored: Stored, ui: UI, into_args: list[str], mo
         return
     ui.line(f"Absorbing {plural(len(new_changes), 'change')} of '{spec.source}' into '{spec.cleaned}'...")
     owner_of = {full_sha(repo, s): k for k, c in enumerate(spec.commits) for s in c.created}
-    ask = _asker(model, spec, len(new_changes)) if model is not None and model.model_id != BUILTIN else None
+    ask = _asker(model, spec, new_changes) if model is not None and model.model_id != BUILTIN else None
     placed = place(repo, spec, owner_of, br.base, tip, new_changes, wanted, ask)
     for p in placed:
         where = f"commit {p.into + 1}" if p.into is not None else "a new commit at the end"
@@ -236,27 +234,22 @@ def finish_interrupted(store: Store, stored: Stored, say: Callable[[str], None])
     say(f"Finished an interrupted absorb: '{stored.spec.cleaned}' is at {short(made[-1])}.")
 
 
-def _asker(model: llm.Model, spec: specmod.Spec, total: int) -> Ask:
-    """One small question to the model per ambiguous hunk: which of these logical commits."""
-    count = [0]
+def _asker(model: llm.Model, spec: specmod.Spec, hunks: list[diff.Hunk]) -> Ask:
+    """The owners' question (owners/question.py) for each hunk placement leaves ambiguous: among
+    the candidate commits only, in an order that favours none, the reply constrained where the
+    model allows; asked again in the other order, two answers that differ are said."""
+    asker = Asker(model, spec)
+    asker.index = {h.id: i for i, h in enumerate(hunks)}
 
     def ask(h: diff.Hunk, candidates: list[int]) -> tuple[int | None, str]:
-        count[0] += 1
-        listed = "\n".join(f"  {k + 1}. {spec.commits[k].summary}"
-                           + (f" (hints: {spec.commits[k].hints.strip()[:300]})" if spec.commits[k].hints.strip()
-                              else "")
-                           + (f" (paths: {spec.commits[k].paths})" if spec.commits[k].paths else "")
-                           for k in candidates)
-        prompt = template("absorb.md").substitute(k=str(count[0]), n=str(total), candidates=listed,
-                                                  hunk=diff.render([h], budget=6000))
-        retry = Retry(model.model_id, "nothing was changed")
         try:
-            text = retry.call(lambda: model.prompt(prompt).text())
+            got = asker.answer(h, [(k, 0.0) for k in candidates], None)
         except RetconError as exc:
             return None, f"the model could not answer ({str(exc)[:120]})"
-        m = re.search(r"\d+", text or "")
-        k = int(m.group()) - 1 if m else -1
-        if k in candidates:
-            return k, f"{model.model_id} judged it commit {k + 1}'s"
-        return None, f"{model.model_id} placed it in none of the candidates ({(text or '').strip()[:60]!r})"
+        if all(r is None for r in got.replies):
+            return None, f"{model.model_id} named none of the candidates"
+        if got.who == "model, uncertain":
+            said = " then ".join("?" if r is None else str(r + 1) for r in got.replies)
+            return got.k, f"{model.model_id} was unsure (answered {said}): check it"
+        return got.k, f"{model.model_id} judged it commit {got.k + 1}'s"
     return ask

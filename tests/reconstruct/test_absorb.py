@@ -97,11 +97,33 @@ def test_into_puts_changes_where_the_user_says(done):
 def test_the_model_places_what_is_ambiguous(done, scripted):
     repo = done
     review(repo, {"helper_notes.txt": "about util\n"})
-    scripted({"1/absorb": [turn(text="1")]})
+    scripted({"1/owner": [turn(text="1"), turn(text="1")]})
     res = retcon(repo, "absorb", "-m", "scripted")
     assert res.code == 0, res.text
     assert "helper_notes.txt (add) -> commit 1: scripted judged it commit 1's" in res.out
     assert "helper_notes.txt" in changed(repo, "feature-clean~2")
+
+
+def test_two_answers_that_differ_are_said_and_checked(done, tmp_path, monkeypatch):
+    """Absorb asks the owners' question, again in the other order, and says when the answers
+    differ: `owners-last` answers the last choice offered, a small model's bias."""
+    from testing import owners_model
+
+    repo = done
+    review(repo, {"helper_notes.txt": "about util\n"})
+    monkeypatch.setenv("RETCON_SCRIPT_LOG", str(tmp_path / "log.jsonl"))
+    owners_model.register()
+    try:
+        res = retcon(repo, "absorb", "-m", "owners-last")
+    finally:
+        owners_model.unregister()
+    assert res.code == 0, res.text
+    asked = [json.loads(x) for x in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert len(asked) == 2 and all("Step: owner" in a["prompt"] and a["schema"] for a in asked)
+    assert asked[0]["choices"] == list(reversed(asked[1]["choices"]))
+    first, then = asked[0]["choices"][-1], asked[1]["choices"][-1]
+    assert f"helper_notes.txt (add) -> commit {first}: owners-last was unsure (answered {first} then {then}): " \
+        "check it" in res.out
 
 
 def test_absorb_is_undone(done):

@@ -97,7 +97,10 @@ class OwnersErring(OwnersLast):
         path = os.environ.get("RETCON_OWNERS_TRUTH")
         truth: dict[str, int] = json.loads(Path(path).read_text()) if path else {}
         hunk = change(prompt)
-        right = truth.get(hunk)
+        # A few adjacent hunks asked as one: the commit most of them belong to.
+        parts = [truth.get(part) for part in re.split(r"\n\n(?=@@ |\()", hunk)]
+        known = [k for k in parts if k is not None]
+        right = truth.get(hunk) or (max(set(known), key=known.count) if known else None)
         share = float(os.environ.get("RETCON_OWNERS_RIGHT", "0.7"))
         luck = int(hashlib.sha1(hunk.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
         if right is not None and right in offered and luck < share:

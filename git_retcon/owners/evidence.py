@@ -51,6 +51,7 @@ class Evidence:
     decided: dict[str, Decided] = field(default_factory=dict)
     ranked: dict[str, list[tuple[int, float]]] = field(default_factory=dict)   # in doubt: best first
     sources: list[SourceCommit] = field(default_factory=list)
+    around: dict[str, str] = field(default_factory=dict)   # a hunk in doubt: the definition it is inside
 
     def top(self, hid: str) -> int | None:
         """The commit the evidence scores best for a hunk in doubt (None: no evidence at all)."""
@@ -117,14 +118,19 @@ class _Reader:
         put(names.words(" ".join(added or removed)), LINES)
         put(names.words(names.stem(h.path)), FILE)
         put({w for n in names.defined(added or removed) for w in names.words(n)}, DEFINES)
-        if h.kind == "modify":
-            shown = added or removed
-            new = bool(added)
-            at = (h.new_start if new else h.old_start) - 1
-            around = names.enclosing(self.lines(h.path, new), at, names.least_indent(shown))
-            if around:
-                put(names.words(around), AROUND)
+        around = self.around(h)
+        if around:
+            put(names.words(around), AROUND)
         return out
+
+    def around(self, h: diff.Hunk) -> str | None:
+        """The name of the definition a modifying hunk sits inside, if any."""
+        if h.kind != "modify":
+            return None
+        removed, added = names.hunk_lines(h)
+        new = bool(added)
+        at = (h.new_start if new else h.old_start) - 1
+        return names.enclosing(self.lines(h.path, new), at, names.least_indent(added or removed))
 
 
 def gather(repo: pygit2.Repository, spec: specmod.Spec, base: str, tip: str,
@@ -200,6 +206,8 @@ def gather(repo: pygit2.Repository, spec: specmod.Spec, base: str, tip: str,
         else:   # no evidence at all: every commit is plausible
             keep = order
         ev.ranked[h.id] = [(k, round(scores[k], 3)) for k in keep]
+        if (inside := reader.around(h)) is not None:
+            ev.around[h.id] = inside
     return ev
 
 

@@ -1,4 +1,6 @@
-"""One small question per hunk in doubt: which of its few plausible commits it belongs to.
+"""One small question per hunk in doubt: which of its few plausible commits it belongs to. A few
+adjacent hunks of one file whose evidence is the same are asked as one question (one change to a
+function is often cut into hunks a few lines apart): fewer questions, and each shows more context.
 
 The commits' messages and hints come first and are the same in every question (one shared
 prefix, so a server's prompt cache serves it); the choices, in an order that favours none
@@ -31,6 +33,8 @@ from git_retcon.state import spec as specmod
 
 HEAD, TAIL = 24, 8            # lines of a long hunk shown from its start and its end
 HINTS = 400                   # characters of a commit's hints shown
+NEAR = 8                      # lines between two hunks of one file asked as one question
+GROUP = 3                     # hunks asked as one question at most
 _NUMBER = re.compile(r"^\s*(?:commit\s*)?#?\s*(\d+)\s*[.)]?\s*$", re.I)
 
 
@@ -131,13 +135,15 @@ class Asker:
         self.tally = Tally()
         self.index: dict[str, int] = {}     # hunk id -> its place among the questions (Part k/n)
 
-    def _prompt(self, h: diff.Hunk, choices: list[int], again: str) -> str:
+    def _prompt(self, hs: list[diff.Hunk], choices: list[int], again: str) -> str:
         listed = ", ".join(str(k + 1) for k in choices)
+        h = hs[0]
         how = ('Reply with JSON: {"commit": N}, N one of those numbers.' if self.structured
                else "Reply with the number only.")
         return template("owner.md").substitute(commits=self.prefix, k=str(self.index.get(h.id, 0) + 1),
                                                n=str(max(len(self.index), 1)), choices=listed,
-                                               how=how + again, path=h.path, hunk=hunk_text(h),
+                                               how=how + again, path=h.path,
+                                               hunk="\n\n".join(hunk_text(x) for x in hs),
                                                attempt=" (attempt 2)" if again else "")
 
     def _call(self, prompt: str, choices: list[int]) -> str:
@@ -156,8 +162,10 @@ class Asker:
         return Retry(self.model.model_id, "nothing was saved",
                      on_retry=(lambda e, a, s: say(retry_line(e, a, s))) if say is not None else None).call(once)
 
-    def choose(self, h: diff.Hunk, choices: list[int]) -> int | None:
-        """One question, asked once more after a reply that names none of the choices."""
+    def choose(self, h: diff.Hunk | list[diff.Hunk], choices: list[int]) -> int | None:
+        """One question (about one hunk, or a few adjacent ones), asked once more after a reply
+        that names none of the choices."""
+        h = h if isinstance(h, list) else [h]
         text = self._call(self._prompt(h, choices, ""), choices)
         got = read_reply(text, choices, self.structured)
         if got is None:
@@ -167,12 +175,13 @@ class Asker:
             got = read_reply(self._call(self._prompt(h, choices, again), choices), choices, self.structured)
         return got
 
-    def answer(self, h: diff.Hunk, ranked: list[tuple[int, float]], top: int | None) -> Answer:
-        """Which commit h belongs to: asked once, and again in the reversed order unless the answer
-        is the evidence's best."""
+    def answer(self, h: diff.Hunk | list[diff.Hunk], ranked: list[tuple[int, float]], top: int | None) -> Answer:
+        """Which commit h (a hunk, or a few adjacent ones) belongs to: asked once, and again in the
+        reversed order unless the answer is the evidence's best."""
         with self.tally.lock:
             self.tally.questions += 1
-        first_order = order(h.id, [k for k, _ in ranked])
+        h = h if isinstance(h, list) else [h]
+        first_order = order(h[0].id, [k for k, _ in ranked])
         a = self.choose(h, first_order)
         if len(first_order) == 1:
             return Answer(first_order[0], "model", (a,))
@@ -186,25 +195,41 @@ class Asker:
         return Answer(pick, "model, uncertain", (a, b))
 
 
+def groups(doubt: list[diff.Hunk], ev: Evidence) -> list[list[diff.Hunk]]:
+    """The hunks in doubt, in diff order, a few adjacent ones inside one definition of one file
+    with the same evidence (the same plausible commits, scored alike) together."""
+    out: list[list[diff.Hunk]] = []
+    for h in doubt:
+        last = out[-1][-1] if out else None
+        if (last is not None and len(out[-1]) < GROUP and h.path == last.path and h.id in ev.around
+                and ev.around[h.id] == ev.around.get(last.id) and ev.ranked[h.id] == ev.ranked[last.id]
+                and 0 <= h.old_start - (last.old_start + last.old_lines) <= NEAR):
+            out[-1].append(h)
+        else:
+            out.append([h])
+    return out
+
+
 def ask_all(asker: Asker, ev: Evidence, jobs: int = 1, say: Callable[[str], None] | None = None) -> dict[str, Answer]:
-    """Every hunk in doubt asked, `jobs` questions in flight at once."""
-    doubt = [h for h in ev.hunks if h.id in ev.ranked]
-    asker.index = {h.id: i for i, h in enumerate(doubt)}
+    """Every hunk in doubt asked (adjacent ones alike as one question), `jobs` questions in flight."""
+    doubt = groups([h for h in ev.hunks if h.id in ev.ranked], ev)
+    asker.index = {g[0].id: i for i, g in enumerate(doubt)}
     out: dict[str, Answer] = {}
     if not doubt:
         return out
     done = [0]
     lock = threading.Lock()
 
-    def one(h: diff.Hunk) -> tuple[str, Answer]:
-        got = asker.answer(h, ev.ranked[h.id], ev.top(h.id))
+    def one(g: list[diff.Hunk]) -> tuple[list[diff.Hunk], Answer]:
+        got = asker.answer(g, ev.ranked[g[0].id], ev.top(g[0].id))
         with lock:
             done[0] += 1
             if say is not None and (done[0] % 10 == 0 or done[0] == len(doubt)):
-                say(f"  asked {done[0]}/{len(doubt)} hunks")
-        return h.id, got
+                say(f"  asked {done[0]}/{len(doubt)} questions")
+        return g, got
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for hid, got in pool.map(one, doubt):
-            out[hid] = got
+        for g, got in pool.map(one, doubt):
+            for h in g:
+                out[h.id] = got
     return out

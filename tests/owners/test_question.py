@@ -95,3 +95,34 @@ def test_a_long_hunk_is_shown_by_its_head_tail_and_names():
     text = question.hunk_text(Hunk(id="0" * 10, path="m.py", kind="add", added=body, new_mode=0o100644))
     assert len(text.splitlines()) <= question.HEAD + question.TAIL + 1
     assert "lines not shown; it defines f0, f1" in text
+
+
+def test_adjacent_hunks_inside_one_function_are_one_question(tmp_path, owners_models):
+    """Two edits a few lines apart inside `report`, one in `other`: two questions, the first showing
+    both of report's hunks; its answer places both."""
+    from testing.gitrepo import GitRepo
+
+    body = "".join(f"    line{i} = {i}\n" for i in range(12))
+    repo = GitRepo.init(tmp_path / "g")
+    base = f"def report(x):\n{body}    return x\n\n\ndef other(x):\n{body}    return x\n"
+    repo.commit("base", {"r.py": base})
+    repo.git("checkout", "-q", "-b", "feature")
+    changed = base.replace("    line1 = 1\n", "    line1 = 100\n", 1).replace("    line6 = 6\n", "    line6 = 600\n", 1)
+    changed = changed[:changed.index("def other")] + changed[changed.index("def other"):].replace(
+        "    line5 = 5\n", "    line5 = 500\n", 1)
+    repo.commit("wip", {"r.py": changed})
+    r = pygit2.Repository(str(repo.path))
+    spec = parse('source = "feature"\nremote = "main"\ncleaned = "c"\n\n[[commit]]\nmessage = "One"\n\n'
+                 '[[commit]]\nmessage = "Two"\n')
+    base_id, tip = ends(r, spec)
+    ev = evidence.gather(r, spec, base_id, tip)
+    assert len(ev.hunks) == 3 and len(ev.ranked) == 3
+    asker = question.Asker(llm.get_model("owners-last"), spec)
+    answers = question.ask_all(asker, ev)
+    asked = [e["prompt"] for e in _log(owners_models)]
+    firsts = [a for a in asked if "Part 1/2" in a]
+    assert firsts and all("line1 = 100" in a and "line6 = 600" in a and "line5 = 500" not in a for a in firsts)
+    assert any("Part 2/2" in a and "line5 = 500" in a for a in asked)
+    first, second, third = ev.hunks
+    assert answers[first.id] == answers[second.id]
+    assert asker.tally.questions == 2

@@ -54,11 +54,13 @@ def compose(repo: pygit2.Repository, base: str, tip: str, n: int, ev: Evidence,
     out = Composed(owners)
     bulk = classify(repo, get_commit(repo, tip).tree, get_commit(repo, base).tree, ev.hunks)
     skip = {h.id for b in bulk.values() for h in b.hunks}
-    _none_empty(n, ev, out, skip)
+    reading = _Reading(ev.hunks)
+    _none_empty(n, ev, out, skip, reading)
     _bulk(bulk, n, ev.hunks, out)
     _tests_after_code(ev.hunks, out)
     _definitions_first(ev.hunks, out)
-    _none_empty(n, ev, out, skip)         # a definition brought down may have emptied a commit again
+    _renames_together(ev.hunks, out, reading)
+    _none_empty(n, ev, out, skip, reading)   # a hunk brought down may have emptied a commit again
     _bulk(bulk, n, ev.hunks, out)
     _definitions_first(ev.hunks, out)
     have = {o.k for o in out.owners.values()}
@@ -91,13 +93,53 @@ def _bulk(bulk: dict[str, Bulk], n: int, hunks: list[diff.Hunk], out: Composed) 
                 out.owners[h.id] = Owner(k, "rule", f"{b.kind} file: {why}")
 
 
-def _none_empty(n: int, ev: Evidence, out: Composed, bulk: set[str]) -> None:
+class _Reading:
+    """Which hunk alone defines a name (added lines), which alone removes a name's definition
+    (removed lines, not defined again), and the names each hunk's added and removed lines use."""
+
+    def __init__(self, hunks: list[diff.Hunk]):
+        self.defines = _definitions(hunks)
+        by: dict[str, list[str]] = {}
+        for h in hunks:
+            for name in names.defined(names.hunk_lines(h)[0]):
+                if len(name) >= 3 and name not in self.defines:
+                    by.setdefault(name, []).append(h.id)
+        self.undefines = {name: ids[0] for name, ids in by.items() if len(ids) == 1}
+        self.adds = {h.id: names.used(names.hunk_lines(h)[1]) for h in hunks}
+        self.removes = {h.id: names.used(names.hunk_lines(h)[0]) for h in hunks}
+
+    def held_back(self, hid: str, k: int, out: Composed) -> bool:
+        """Whether moving hunk hid to commit k breaks what these rules keep: it defines a name an
+        earlier commit uses, or removes a use of a name whose definition an earlier one removes."""
+        return any(self.defines.get(u) == hid and out.owners[g].k < k
+                   for g, us in self.adds.items() if g != hid for u in us) or \
+            any((d := self.undefines.get(u)) is not None and d != hid and out.owners[d].k < k
+                for u in self.removes[hid])
+
+
+def _renames_together(hunks: list[diff.Hunk], out: Composed, reading: _Reading) -> None:
+    """A hunk that removes a use of a name whose definition another hunk removes (a rename, a
+    removal) goes no later than that hunk: the commits between would use a name gone."""
+    for h in hunks:
+        own = out.owners[h.id]
+        if own.who == "user":
+            continue
+        for name in sorted(reading.removes[h.id]):
+            d = reading.undefines.get(name)
+            if d is not None and d != h.id and out.owners[d].k < own.k:
+                k = out.owners[d].k
+                out.owners[h.id] = Owner(k, "rule", f"removes a use of {name}, whose definition commit {k + 1} "
+                                                    "removes")
+                out.moved.append(f"{h.id} {h.path}: removes a use of {name}, moved to commit {k + 1} that removes "
+                                 "its definition")
+                break
+
+
+def _none_empty(n: int, ev: Evidence, out: Composed, bulk: set[str], reading: _Reading) -> None:
     """A logical commit nothing was placed in takes, of the hunks in doubt that could be its, the
     one its evidence scores best for it relative to that hunk's best, when the hunk's own commit
     keeps another: an empty commit is a finding the user must act on, a hunk placed on weak
     evidence is what the questions' answers are anyway."""
-    defs = _definitions(ev.hunks)
-    used = {h.id: names.used(names.hunk_lines(h)[1]) for h in ev.hunks}
     for k in range(n):
         held = Counter(o.k for hid, o in out.owners.items() if hid not in bulk)
         if held[k]:
@@ -108,8 +150,8 @@ def _none_empty(n: int, ev: Evidence, out: Composed, bulk: set[str]) -> None:
             scores = dict(ranked)
             if k not in scores or own.who == "user" or held[own.k] < 2 or hid in bulk:
                 continue
-            if any(defs.get(u) == hid and out.owners[g].k < k for g, us in used.items() if g != hid for u in us):
-                continue    # it defines what an earlier commit uses: it would be brought back down
+            if reading.held_back(hid, k, out):
+                continue    # the checks below would move it straight back
             top = max(scores.values()) or 1.0
             if best is None or scores[k] / top > best[0]:
                 best = (scores[k] / top, hid)

@@ -127,3 +127,25 @@ def test_no_hunk_is_taken_from_a_commit_it_would_leave_empty(tmp_path):
     out = compose(r, base, tip, len(spec.commits), ev, answers)
     assert out.owners[by_path["package.json"].id].k == 1
     assert out.empty == [2]
+
+
+def test_a_renamed_names_uses_go_with_the_renamed_definition(tmp_path):
+    """p-map's concurrency fix renamed runningMappersCount: a hunk still using the old name placed
+    after the hunk that renames its definition would leave the commits between broken."""
+    from git_retcon import diff
+
+    filler = "".join(f"    step{i}()\n" for i in range(10))
+    before = f"let running = 0\n\n\ndef spawn():\n{filler}    running += 1\n"
+    after = f"let pending = 0\n\n\ndef spawn():\n{filler}    pending += 1\n"
+    repo = GitRepo.init(tmp_path / "r")
+    repo.commit("base", {"pool.py": before})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("wip", {"pool.py": after})
+    r = pygit2.Repository(str(repo.path))
+    spec = parse(SPEC)
+    base, tip = ends(r, spec)
+    definition, use = diff.remaining(r, repo.tree("main"), repo.tree("feature"))
+    ev = Evidence([definition, use])
+    out = compose(r, base, tip, 3, ev, {definition.id: Answer(0, "model", (0, 0)), use.id: Answer(2, "model", (2, 2))})
+    assert out.owners[use.id].k == 0 and "removes a use of running" in out.owners[use.id].why
+    assert out.owners[definition.id].k == 0

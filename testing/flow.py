@@ -106,6 +106,7 @@ remote = "main"
 cleaned = "feature-clean"
 build = "python3 -m py_compile app.py util.py"
 test = "python3 -c 'import app; app.main()'"
+owners = "conversation"
 
 [[commit]]
 message = "util: add two()"

@@ -86,7 +86,8 @@ def test_a_full_disk_while_hunks_are_applied_stops_the_run_and_leaves_the_worktr
     repo.commit("base", {"a.txt": "one\n"})
     repo.git("checkout", "-q", "-b", "feature")
     repo.commit("big", {"a.txt": "two\n", "big.bin": bytes(range(256)) * 1200})   # 300 KB, stored compressed
-    spec = 'source = "feature"\nremote = "main"\ncleaned = "clean"\n[[commit]]\nmessage = "all"\n'
+    spec = ('source = "feature"\nremote = "main"\ncleaned = "clean"\n'
+            'owners = "conversation"\n[[commit]]\nmessage = "all"\n')
     if by == "model":
         repo.commit("later", {"LATER.md": "later\n"})
         spec += '[[commit]]\nmessage = "later"\n'
@@ -273,7 +274,7 @@ def test_a_file_name_that_is_not_utf8_is_rebuilt_exactly_and_shown_by_its_bytes(
     repo.git("add", "-A")
     repo.git("commit", "-q", "-m", "wip")
     repo.git("checkout", "-q", "main")
-    spec = ('source = "feature"\nremote = "main"\ncleaned = "clean"\n'
+    spec = ('source = "feature"\nremote = "main"\ncleaned = "clean"\nowners = "conversation"\n'
             '[[commit]]\nmessage = "b"\npaths = ["b.txt"]\n[[commit]]\nmessage = "the rest"\n')
     assert plan(repo, tmp_path, spec).code == 0
     res = retcon_proc(repo, "run", "-m", "retcon-paths")

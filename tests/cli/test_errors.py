@@ -40,7 +40,7 @@ def plan(repo, tmp_path, text):
 @pytest.mark.parametrize("text, words", [
     (SPEC.replace('remote = "main"', 'remote = "main'), ["line 2", "TOML syntax error"]),
     (SPEC.replace('remote = "main"\n', ""), ["'remote' is missing"]),
-    (SPEC.replace('hints = "Only util.py."', 'hint = "Only util.py."'), ["line 9", "hint", "did you mean 'hints'"]),
+    (SPEC.replace('hints = "Only util.py."', 'hint = "Only util.py."'), ["line 10", "hint", "did you mean 'hints'"]),
     (SPEC.split("[[commit]]")[0], ["no [[commit]] entries"]),
     (SPEC.replace('source = "feature"', 'source = "nope"'), ["source 'nope' does not exist"]),
     (SPEC.replace('remote = "main"', 'remote = "origin/main"'), ["remote 'origin/main' does not exist"]),

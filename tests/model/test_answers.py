@@ -42,7 +42,8 @@ def small(tmp_path) -> GitRepo:
     repo.commit("mess", {".github/workflows/ci.yml": CI, "util.py": UTIL})
     repo.commit("later", {"LATER.md": "later\n"})
     repo.git("checkout", "-q", "main")
-    (tmp_path / "spec.toml").write_text('source = "feature"\nremote = "main"\ncleaned = "clean"\n\n'
+    (tmp_path / "spec.toml").write_text('source = "feature"\nremote = "main"\ncleaned = "clean"\n'
+                                        'owners = "conversation"\n\n'
                                         '[[commit]]\nmessage = "util: two() and CI"\n\n'
                                         '[[commit]]\nmessage = "the rest"\n')
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0

@@ -104,7 +104,8 @@ def test_lines_holding_a_carriage_return_are_not_invented_when_the_source_has_th
     repo.git("checkout", "-q", "-b", "feature")
     repo.commit("cr", {"a.txt": "one\nprogress 10%\rprogress 20%\ntwo\r\n"})
     repo.git("checkout", "-q", "main")
-    (tmp_path / "spec.toml").write_text('source = "feature"\nremote = "main"\ncleaned = "clean"\n\n'
+    (tmp_path / "spec.toml").write_text('source = "feature"\nremote = "main"\ncleaned = "clean"\n'
+                                        'owners = "conversation"\n\n'
                                         '[[commit]]\nmessage = "cr"\n\n[[commit]]\nmessage = "rest"\n')
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0
     scripted({"1/extract": [turn(call("write_file", path="a.txt", content="one\nprogress 10%\rprogress 20%\ntwo\r\n")),

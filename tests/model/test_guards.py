@@ -49,6 +49,7 @@ HINTS_ONLY = """\
 source = "feature"
 remote = "main"
 cleaned = "feature-clean"
+owners = "conversation"
 
 [[commit]]
 message = "util: add two()"
@@ -181,7 +182,7 @@ def test_a_file_name_without_its_directory_is_read_as_the_path_it_names(tmp_path
     repo.git("checkout", "-q", "-b", "feature")
     repo.commit("f", {"invoicing/money.py": "X = 1\nY = 2\n", "README": "r\ns\n"})
     repo.git("checkout", "-q", "main")
-    (tmp_path / "s.toml").write_text('source = "feature"\nremote = "main"\ncleaned = "c"\n\n'
+    (tmp_path / "s.toml").write_text('source = "feature"\nremote = "main"\ncleaned = "c"\nowners = "conversation"\n\n'
                                       '[[commit]]\nmessage = "money"\n\n[[commit]]\nmessage = "readme"\n')
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0
     log = scripted({"1/extract": [turn(call("read_diff", path="money.py")),

@@ -19,6 +19,7 @@ SPEC = """\
 source = "feature"
 remote = "main"
 cleaned = "feature-clean"
+owners = "conversation"
 
 [[commit]]
 message = "util: add two()"

@@ -17,8 +17,8 @@ def plan(repo, tmp_path, text):
 
 
 @pytest.mark.parametrize("message, words", [
-    ('"util: add\\u0000 two()"', ["s.toml line 8", "'message'", "NUL character"]),
-    ('"   "', ["s.toml line 8", "'message'", "not blank"]),
+    ('"util: add\\u0000 two()"', ["s.toml line 9", "'message'", "NUL character"]),
+    ('"   "', ["s.toml line 9", "'message'", "not blank"]),
     ('"""\n\n  \n"""', ["'message'", "not blank"]),
 ])
 def test_a_message_git_cannot_keep_is_refused_when_the_spec_is_saved(tmp_path, message, words):

@@ -58,7 +58,7 @@ def test_a_put_back_keeps_what_else_the_step_took_in_that_file(tmp_path, scripte
     lines[2], lines[25] = "TOP\n", "BOTTOM\n"
     repo.commit("two edits", {"a.py": "".join(lines)})
     repo.git("checkout", "-q", "main")
-    (tmp_path / "s.toml").write_text('source = "feature"\nremote = "main"\ncleaned = "c"\n\n'
+    (tmp_path / "s.toml").write_text('source = "feature"\nremote = "main"\ncleaned = "c"\nowners = "conversation"\n\n'
                                       '[[commit]]\nmessage = "top"\npaths = ["a.py"]\n\n'
                                       '[[commit]]\nmessage = "bottom"\n')
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit").code == 0

@@ -14,6 +14,7 @@ ONE_COMMIT = """\
 source = "feature"
 remote = "main"
 cleaned = "feature-clean"
+owners = "conversation"
 {extra}
 [[commit]]
 message = "the change"

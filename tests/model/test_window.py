@@ -51,7 +51,8 @@ def big(tmp_path) -> GitRepo:
                                                       for j in range(25)) for i in range(24)},
                          "docs/guide.md": "# Guide\n"})
     repo.git("checkout", "-q", "main")
-    (tmp_path / "spec.toml").write_text('source = "feature"\nremote = "main"\ncleaned = "clean"\n\n'
+    (tmp_path / "spec.toml").write_text('source = "feature"\nremote = "main"\ncleaned = "clean"\n'
+                                        'owners = "conversation"\n\n'
                                         '[[commit]]\nmessage = "the modules"\nhints = "Everything under src/."\n\n'
                                         '[[commit]]\nmessage = "docs"\n')
     assert retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "--no-edit").code == 0

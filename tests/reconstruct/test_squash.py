@@ -173,6 +173,7 @@ SPEC_THREE = """\
 source = "feature"
 remote = "main"
 cleaned = "feature-clean"
+owners = "conversation"
 build = "python3 -m py_compile app.py util.py"
 test = "python3 -c 'import app; app.main()'"
 

@@ -14,6 +14,7 @@ SPEC = """\
 source = "feature"
 remote = "main"
 cleaned = "feature-clean"
+owners = "conversation"
 
 [[commit]]
 message = "secret: say hello"
@@ -84,6 +85,7 @@ COUNT_SPEC = """\
 source = "feature"
 remote = "main"
 cleaned = "feature-clean"
+owners = "conversation"
 
 [[commit]]
 message = "add b"

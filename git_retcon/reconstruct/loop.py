@@ -64,14 +64,16 @@ def reconstruct(run: Run) -> None:
     refuse_checked_out(repo, stored.spec.cleaned)
     refuse_taken(repo, stored.spec)
     sandbox = choice.for_spec(repo, stored.spec, run.opts.sandbox)   # `require` with none: refused here
+    owners = questions.mode_of(repo, stored.spec.owners)   # a bad retcon.owners: refused here
     with store.lock(name):
         # An absorb killed half way is finished before this run's own record starts.
         absorb.finish_interrupted(store, store.load(name), run.ui.line)
         with oplog.recording(store, name, "run", oplog.refs_of(stored.spec.cleaned, name)):
-            _locked(run, br, model, sandbox)
+            _locked(run, br, model, sandbox, owners)
 
 
-def _locked(run: Run, br: Branches, model: llm.Model | None, sandbox: confine.Sandbox) -> None:
+def _locked(run: Run, br: Branches, model: llm.Model | None, sandbox: confine.Sandbox,
+            owners: specmod.OwnersMode) -> None:
     """reconstruct, under the spec's lock and recorded for undo."""
     repo, store, name = run.repo, run.store, run.name
     stored = store.load(name)  # re-read under the lock
@@ -85,7 +87,7 @@ def _locked(run: Run, br: Branches, model: llm.Model | None, sandbox: confine.Sa
     finish_interrupted(store, stored, run.ui.line)
     if restack.restack_if_rebased(store, stored, br, run.ui):   # the source was rebased onto a moved remote
         br = Branches(repo, stored.spec)
-    questions.place_first(run, stored, model)   # hunks no spec rule assigns: asked, saved in `hunks`
+    questions.place_first(run, stored, model, owners)   # hunks no spec rule assigns: asked, saved in `hunks`
     journal = Journal(run, stored)
     tip = journal.start_branch(br)
     journal.adopt(br)

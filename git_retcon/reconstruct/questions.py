@@ -2,29 +2,51 @@
 questions (owners/), the answers saved in the spec's `hunks` (the run's save: `undo` takes them
 back with the run), the table printed; the run then goes on as with a plan.
 
-Only for a spec that says owners = "questions" (absent, the model chooses in each commit's
-conversation, as before); not for the built-in `retcon-paths` (it has only rules), nor a run that
-has made commits already (the hunks left are the steps' to take).
+The default: the spec's `owners`, else git config retcon.owners, else "questions". With
+"conversation" the model chooses in each commit's step instead (for a strong model that should
+choose lines within hunks). Never with the built-in `retcon-paths` (it has only rules), nor in a
+run that has made commits already (the hunks left are the steps' to take).
 """
 from __future__ import annotations
 
 import llm
+import pygit2
 
+from git_retcon.errors import RetconError
 from git_retcon.model.choose import BUILTIN
 from git_retcon.owners import place as owners
 from git_retcon.reconstruct.work import Run
+from git_retcon.state.spec import OWNERS_MODES, OwnersMode
 from git_retcon.state.store import Stored
 
 
-def wanted(stored: Stored, model: llm.Model | None) -> bool:
+def mode_of(repo: pygit2.Repository, spec_owners: OwnersMode | None) -> OwnersMode:
+    """The spec's `owners`, else git config retcon.owners, else questions."""
+    if spec_owners:
+        return spec_owners
+    try:
+        value = repo.config["retcon.owners"]
+    except (KeyError, pygit2.GitError):
+        value = None
+    if value is None:
+        return "questions"
+    value = value.strip().lower()
+    for mode in OWNERS_MODES:
+        if value == mode:
+            return mode
+    raise RetconError(f"git config retcon.owners = {value!r}: use questions or conversation "
+                      "(git config retcon.owners questions)")
+
+
+def wanted(stored: Stored, model: llm.Model | None, mode: OwnersMode) -> bool:
     spec = stored.spec
-    return (model is not None and model.model_id != BUILTIN and spec.owners == "questions"
+    return (model is not None and model.model_id != BUILTIN and mode == "questions"
             and len(spec.commits) > 1 and not any(c.history for c in spec.commits))
 
 
-def place_first(run: Run, stored: Stored, model: llm.Model | None) -> None:
+def place_first(run: Run, stored: Stored, model: llm.Model | None, mode: OwnersMode) -> None:
     """Ask, save and say, when the spec leaves hunks unassigned (see the module's comment)."""
-    if not wanted(stored, model):
+    if not wanted(stored, model, mode):
         return
     spec_diff = owners.spec_diff(run.repo, stored.spec)
     if not owners.unassigned(stored.spec, spec_diff[2]):

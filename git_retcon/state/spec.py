@@ -117,8 +117,8 @@ WIP_STYLES: tuple[WipStyle, ...] = ("wip", "fixup")
 SandboxMode = Literal["auto", "require", "off"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "require", "off")
 # How `run` places hunks no `hunks` or `paths` assign: small questions to the model, answers saved
-# in `hunks` before the first commit (owners/), or the model choosing in each commit's conversation
-# (the default until the suite's hints-only runs say which they test).
+# in `hunks` before the first commit (owners/; the default), or the model choosing in each commit's
+# conversation (for a strong model that should choose lines within hunks).
 OwnersMode = Literal["questions", "conversation"]
 OWNERS_MODES: tuple[OwnersMode, ...] = ("questions", "conversation")
 
@@ -143,7 +143,7 @@ class Spec:
     network: bool | None = None
     sandbox: SandboxMode | None = None   # None: --sandbox, else git config retcon.sandbox, else auto
     writable: list[str] = field(default_factory=list)   # folders commands may write besides the defaults
-    owners: OwnersMode | None = None   # None: "conversation" for now (and not written out)
+    owners: OwnersMode | None = None   # None: git config retcon.owners, else "questions" (not written out)
 
     def current(self) -> int | None:
         for i, c in enumerate(self.commits):

@@ -1,4 +1,5 @@
-"""`run` on a spec with hints only and owners = "questions": the hunks no rule places are asked before the
+"""`run` on a spec with hints only and owners = "questions" (the default: git config retcon.owners says
+otherwise, the spec's `owners` before it): the hunks no rule places are asked before the
 first commit, saved in the spec's hunks (undo takes them back with the run), and the run goes on as with a
 plan."""
 from __future__ import annotations
@@ -58,13 +59,59 @@ def test_the_conversation_stays_for_who_asks_for_it(tmp_path, scripted):
     assert _spec(repo)["owners"] == "conversation"
 
 
-def test_without_owners_the_spec_keeps_the_conversation(tmp_path, scripted):
-    log = scripted(SCRIPT)
+def _owner_questions(log):
+    """The owners' questions the owners' test models were asked (testing/owners_model.py)."""
+    if not log.exists():
+        return []
+    return [e for e in map(json.loads, log.read_text().splitlines()) if "choices" in e]
+
+
+def _refs(repo):
+    return repo.git("for-each-ref", "--format=%(refname) %(objectname)")
+
+
+def test_without_owners_the_run_asks_questions_by_default(tmp_path, owners_models):
     repo = _imported(tmp_path, PLAIN.replace('owners = "questions"\n', ""))
-    retcon(repo, "run", "-m", "scripted")
-    asked = [json.loads(line) for line in log.read_text().splitlines()]
-    assert not [e for e in asked if "/owner/" in e["keys"][0]]
+    out = retcon(repo, "run", "-m", "imperfect-owners-last")
+    assert _owner_questions(owners_models), out.text
+    assert "Which commit each hunk belongs to" in out.out
+    spec = _spec(repo)
+    assert "owners" not in spec                       # the default is not written out
+    assert sum(len(c.get("hunks", [])) for c in spec["commit"]) == 4
+    assert "owners: 4 hunks placed" in repo.git("log", "--format=%B", "refs/retcon/feature-clean")
+
+
+def test_git_config_retcon_owners_conversation_keeps_the_conversation(tmp_path, owners_models):
+    repo = _imported(tmp_path, PLAIN.replace('owners = "questions"\n', ""))
+    repo.git("config", "retcon.owners", "conversation")
+    out = retcon(repo, "run", "-m", "imperfect-owners-last")
+    assert not _owner_questions(owners_models)
+    assert "Which commit each hunk belongs to" not in out.out
     assert "owners" not in _spec(repo)
+    assert "owners:" not in repo.git("log", "--format=%B", "refs/retcon/feature-clean")
+
+
+def test_the_specs_owners_comes_before_git_config(tmp_path, owners_models):
+    repo = _imported(tmp_path, PLAIN)
+    repo.git("config", "retcon.owners", "conversation")
+    out = retcon(repo, "run", "-m", "imperfect-owners-last")
+    assert _owner_questions(owners_models), out.text
+    assert sum(len(c.get("hunks", [])) for c in _spec(repo)["commit"]) == 4
+
+
+def test_a_bad_git_config_retcon_owners_is_refused_before_anything_is_written(tmp_path, owners_models):
+    repo = _imported(tmp_path, PLAIN.replace('owners = "questions"\n', ""))
+    repo.git("config", "retcon.owners", "Questionss")
+    before = _refs(repo)
+    out = retcon(repo, "run", "-m", "imperfect-owners-last")
+    assert out.code != 0
+    lines = out.err.strip().splitlines()
+    assert len(lines) == 1, out.err
+    assert "retcon.owners" in lines[0] and "'questionss'" in lines[0]
+    assert "questions or conversation" in lines[0]
+    assert out.out == ""
+    assert _refs(repo) == before
+    assert not _owner_questions(owners_models)
 
 
 def test_the_builtin_model_has_rules_only_and_asks_nothing(tmp_path):

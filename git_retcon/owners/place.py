@@ -88,7 +88,8 @@ def record(p: Placement) -> str:
     for o in p.owners.values():
         counts[o.who] = counts.get(o.who, 0) + 1
     said = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-    return (f"{RECORD}: {len(p.hunks)} hunks placed ({said})\n\n"
+    asked = f"Asked: {p.tally.said()}\n\n" if p.tally is not None else ""
+    return (f"{RECORD}: {len(p.hunks)} hunks placed ({said})\n\n{asked}"
             + "\n".join(f"{h.id} {p.owners[h.id].k + 1} {p.owners[h.id].who}" for h in p.hunks) + "\n")
 
 

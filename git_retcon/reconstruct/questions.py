@@ -59,5 +59,7 @@ def place_first(run: Run, stored: Stored, model: llm.Model | None, mode: OwnersM
         run.ui.line(line)
     if p.tally is not None:
         t = p.tally
-        run.ui.line(f"{t.questions} questions, {t.calls} calls, {t.input_tokens} tokens in, {t.output_tokens} out; "
-                    f"saved in the spec's hunks (move one: git retcon hunks {stored.name}, then spec edit)")
+        # Counted with the run's spending, as "commit 0" (the placement before commit 1).
+        run.spending.add(0, {"input": t.input_tokens, "output": t.output_tokens, "calls": t.calls})
+        run.ui.line(f"{t.said()}; saved in the spec's hunks (move one: git retcon hunks {stored.name}, "
+                    "then spec edit)")

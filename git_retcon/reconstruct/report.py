@@ -64,7 +64,8 @@ def final(run: Run, stored: Stored, squashed: int = 0) -> None:
     tokens(run)
     if run.spending.tokens:   # per commit, as the tokens line: nothing for the offline model
         for i, u in sorted(run.spending.per_commit.items()):
-            ui.line(f"  commit {i}: {u['input']} in, {u['output']} out, {u['calls']} calls")
+            ui.line(f"  {f'commit {i}' if i else 'placing hunks'}: {u['input']} in, {u['output']} out, "
+                    f"{u['calls']} calls")
     ui.line(f"Branch: {spec.cleaned}")
     if wips:
         ui.line("To squash WIP commits (trees and test records stay as they are):")

@@ -52,7 +52,7 @@ class Spending:
     output_tokens: int = 0
     calls: int = 0
     cached_tokens: int = 0             # of input_tokens, served from the backend's prompt cache
-    per_commit: dict[int, Usage] = field(default_factory=dict)   # 1-based index -> usage
+    per_commit: dict[int, Usage] = field(default_factory=dict)   # 1-based index -> usage; 0: placing hunks
 
     @property
     def tokens(self) -> int:

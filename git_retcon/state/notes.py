@@ -127,7 +127,7 @@ class RunRecord(TypedDict):
     model: str
     stop: Stop
     tokens: Usage
-    commits: dict[str, Usage]         # 1-based index -> what this run spent on it
+    commits: dict[str, Usage]         # 1-based index -> what this run spent on it; "0": placing hunks
 
 
 class SpecNote(TypedDict, total=False):

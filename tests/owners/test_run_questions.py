@@ -119,3 +119,18 @@ def test_the_builtin_model_has_rules_only_and_asks_nothing(tmp_path):
     repo = _imported(tmp_path, text)
     out = retcon(repo, "run", "-m", "retcon-paths")
     assert "Which commit each hunk belongs to" not in out.out
+
+
+def test_the_questions_tokens_are_in_the_report_the_run_note_and_the_save(tmp_path, owners_models):
+    repo = _imported(tmp_path, PLAIN)
+    out = retcon(repo, "run", "-m", "imperfect-owners-last")
+    asked = _owner_questions(owners_models)
+    calls = len(asked)
+    assert calls and out.code in (0, 3), out.text
+    spent = sum(max(len(e["prompt"]) // 4, 1) for e in asked)
+    assert f"  placing hunks: {spent} in, {3 * calls} out, {calls} calls" in out.out
+    assert f"questions, {calls} calls, {spent} tokens in, {3 * calls} out; saved in the spec's hunks" in out.out
+    saved = repo.git("log", "--format=%B", "refs/retcon/feature-clean")
+    assert "Asked: " in saved and f"{calls} calls, {spent} tokens in" in saved
+    note = json.loads(repo.git("notes", "--ref=retcon", "show", "refs/retcon/feature-clean"))
+    assert note["runs"][-1]["commits"]["0"] == {"input": spent, "output": 3 * calls, "calls": calls}

@@ -20,6 +20,7 @@ The cases, each on a fresh copy of the demo repository (`git retcon demo`'s mess
 - outline-NAME: the same history, the commits proposed by the model (`plan --outline`), the hunks
                placed by the questions; each proposed commit is matched to the authors' commit that
                holds most of its hunks, and a hunk is right when its commit matches its author's.
+- whole-NAME:  the same, planned as before issue 30: `plan -m`, the model grouping every hunk by id.
 
 Per case: logical commits completed with no human step, where it stopped, wrong trees accepted
 (a complete logical commit whose tree is not the one retcon-paths builds from the same spec's
@@ -55,7 +56,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MODEL = "qwen2.5-coder-1.5b"
 REAL = tuple(h.name for h in real_histories.HISTORIES)
 CASES = ("demo-paths", "demo-hints", "planned", "misordered", *(f"real-{n}" for n in REAL),
-         *(f"convo-{n}" for n in REAL), *(f"outline-{n}" for n in REAL))
+         *(f"convo-{n}" for n in REAL), *(f"outline-{n}" for n in REAL),
+         *(f"whole-{n}" for n in REAL))
 CONTEXT = 32768
 REPLY = 1024
 
@@ -240,18 +242,20 @@ def real_case(case: str, work: Path, env: dict[str, str]) -> Row:
     spec = work / case / "spec.toml"
     spec.write_text(real_histories.spec_text(h, repo, "conversation" if kind == "convo" else None, MODEL))
     started = time.monotonic()
-    if kind in ("real", "outline"):
+    if kind in ("real", "outline", "whole"):
         how = ["--from-file", str(spec)] if kind == "real" else [
-            "--outline", "--source", "feature", "--onto", "main", "--cleaned", "feature-clean", "--test", h.test]
+            *(["--outline"] if kind == "outline" else []), "--source", "feature", "--onto", "main",
+            "--cleaned", "feature-clean", "--test", h.test]
         res = _retcon(repo.path, env, "plan", *how, "--no-edit", "-m", MODEL, "--jobs", "1")
         (work / case / "plan.txt").write_text(res.stdout + res.stderr)
         placed = _PLACED.search(res.stdout)
         row.note = (f"planning {time.monotonic() - started:.0f}s: " + (
             f"{placed[2]}/{placed[1]} hunks by rules, {placed[3]} questions, {placed[4]} calls, {placed[5]} tokens in"
             if placed else "no questions") + (f"; plan exit {res.returncode}" if res.returncode else ""))
+        row.note += "".join(f"; {ln.strip()}" for ln in res.stdout.splitlines() if ln.startswith(("Model ", "Tokens")))
     else:
         res = _retcon(repo.path, env, "spec", "import", str(spec))
-    if kind == "outline" and res.returncode == 0:
+    if kind in ("outline", "whole") and res.returncode == 0:
         row.note += "; " + _matched(repo, owner)
     res = _retcon(repo.path, env, "run", "-v", "-m", MODEL)
     row.seconds = time.monotonic() - started
@@ -288,7 +292,7 @@ def _matched(repo: object, owner: dict[str, int]) -> str:
 
 
 def run_case(case: str, work: Path, env: dict[str, str]) -> Row:
-    if case.startswith(("real-", "convo-", "outline-")):
+    if case.startswith(("real-", "convo-", "outline-", "whole-")):
         return real_case(case, work, env)
     row = Row(case)
     repo = demo_repo(work / case / "repo")

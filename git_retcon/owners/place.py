@@ -12,13 +12,14 @@ import llm
 import pygit2
 
 from git_retcon import diff
+from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import fork_point, get_commit
 from git_retcon.model.logs import ExchangeLog
 from git_retcon.owners.compose import Composed, Owner, compose
 from git_retcon.owners.evidence import Evidence, Who, gather
 from git_retcon.owners.question import Asker, Tally, ask_all
 from git_retcon.state import spec as specmod
-from git_retcon.state.spec import paths_match_any
+from git_retcon.state.spec import OWNERS_MODES, OwnersMode, paths_match_any
 
 NO_BASE = "name the branch the source was started from as the spec's remote (git retcon spec edit)"
 RECORD = "owners"      # the first word of a spec save that placed hunks
@@ -35,6 +36,25 @@ class Placement:
     @property
     def owners(self) -> dict[str, Owner]:
         return self.composed.owners
+
+
+def mode_of(repo: pygit2.Repository, spec_owners: OwnersMode | None) -> OwnersMode:
+    """How hunks no rule assigns get their commit: the spec's `owners`, else git config
+    retcon.owners, else "questions" (`run`'s questions; `plan -m`'s outline, then questions)."""
+    if spec_owners:
+        return spec_owners
+    try:
+        value = repo.config["retcon.owners"]
+    except (KeyError, pygit2.GitError):
+        value = None
+    if value is None:
+        return "questions"
+    value = value.strip().lower()
+    for mode in OWNERS_MODES:
+        if value == mode:
+            return mode
+    raise RetconError(f"git config retcon.owners = {value!r}: use questions or conversation "
+                      "(git config retcon.owners questions)")
 
 
 def ends(repo: pygit2.Repository, spec: specmod.Spec) -> tuple[str, str]:

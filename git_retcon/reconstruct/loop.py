@@ -24,6 +24,7 @@ from git_retcon.git.ids import CommitId, tree_of
 from git_retcon.git.ownership import refuse_checked_out
 from git_retcon.git.plumbing import get_commit, ref_target, short
 from git_retcon.model.outcome import Proposed, Stuck
+from git_retcon.owners import place as owners_room
 from git_retcon.reconstruct import absorb, fixloop, questions, report, restack, steps
 from git_retcon.reconstruct.ahead import Ahead
 from git_retcon.reconstruct.branch import Branches, recorded, refuse_taken
@@ -64,7 +65,7 @@ def reconstruct(run: Run) -> None:
     refuse_checked_out(repo, stored.spec.cleaned)
     refuse_taken(repo, stored.spec)
     sandbox = choice.for_spec(repo, stored.spec, run.opts.sandbox)   # `require` with none: refused here
-    owners = questions.mode_of(repo, stored.spec.owners)   # a bad retcon.owners: refused here
+    owners = owners_room.mode_of(repo, stored.spec.owners)   # a bad retcon.owners: refused here
     with store.lock(name):
         # An absorb killed half way is finished before this run's own record starts.
         absorb.finish_interrupted(store, store.load(name), run.ui.line)

@@ -10,32 +10,12 @@ run that has made commits already (the hunks left are the steps' to take).
 from __future__ import annotations
 
 import llm
-import pygit2
 
-from git_retcon.errors import RetconError
 from git_retcon.model.choose import BUILTIN
 from git_retcon.owners import place as owners
 from git_retcon.reconstruct.work import Run
-from git_retcon.state.spec import OWNERS_MODES, OwnersMode
+from git_retcon.state.spec import OwnersMode
 from git_retcon.state.store import Stored
-
-
-def mode_of(repo: pygit2.Repository, spec_owners: OwnersMode | None) -> OwnersMode:
-    """The spec's `owners`, else git config retcon.owners, else questions."""
-    if spec_owners:
-        return spec_owners
-    try:
-        value = repo.config["retcon.owners"]
-    except (KeyError, pygit2.GitError):
-        value = None
-    if value is None:
-        return "questions"
-    value = value.strip().lower()
-    for mode in OWNERS_MODES:
-        if value == mode:
-            return mode
-    raise RetconError(f"git config retcon.owners = {value!r}: use questions or conversation "
-                      "(git config retcon.owners questions)")
 
 
 def wanted(stored: Stored, model: llm.Model | None, mode: OwnersMode) -> bool:

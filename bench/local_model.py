@@ -8,7 +8,8 @@ The cases, each on a fresh copy of the demo repository (`git retcon demo`'s mess
 
 - demo-paths:  the demo's spec, `paths` per commit;
 - demo-hints:  the same commits, the files named only in each commit's hints (no `paths`);
-- planned:     the spec `git retcon plan -m` proposes with this model;
+- planned:     the spec `git retcon plan -m` proposes with this model (the commits it names, the
+               hunks placed by questions);
 - misordered:  the README walkthrough's spec of the same real history, VAT before the helper it
                uses (the fix loop must take the helper forward).
 - real-NAME:   a real project's consecutive commits whose commits change the same files
@@ -20,7 +21,8 @@ The cases, each on a fresh copy of the demo repository (`git retcon demo`'s mess
 - outline-NAME: the same history, the commits proposed by the model (`plan --outline`), the hunks
                placed by the questions; each proposed commit is matched to the authors' commit that
                holds most of its hunks, and a hunk is right when its commit matches its author's.
-- whole-NAME:  the same, planned as before issue 30: `plan -m`, the model grouping every hunk by id.
+- whole-NAME:  the same, planned as before issue 30: `plan --whole -m`, the model grouping every hunk
+               by id.
 
 Per case: logical commits completed with no human step, where it stopped, wrong trees accepted
 (a complete logical commit whose tree is not the one retcon-paths builds from the same spec's
@@ -244,7 +246,7 @@ def real_case(case: str, work: Path, env: dict[str, str]) -> Row:
     started = time.monotonic()
     if kind in ("real", "outline", "whole"):
         how = ["--from-file", str(spec)] if kind == "real" else [
-            *(["--outline"] if kind == "outline" else []), "--source", "feature", "--onto", "main",
+            "--outline" if kind == "outline" else "--whole", "--source", "feature", "--onto", "main",
             "--cleaned", "feature-clean", "--test", h.test]
         res = _retcon(repo.path, env, "plan", *how, "--no-edit", "-m", MODEL, "--jobs", "1")
         (work / case / "plan.txt").write_text(res.stdout + res.stderr)

@@ -68,7 +68,7 @@ def measure(megabytes: float, budget: int = 32000) -> dict:
         os.environ.update(RETCON_SCRIPT=str(script), RETCON_SCRIPT_LOG=str(log))
         scripted_model.register()
         start = time.perf_counter()
-        res = retcon(repo, "plan", "-m", "scripted-schema", "--no-edit", "--budget", str(budget))
+        res = retcon(repo, "plan", "--whole", "-m", "scripted-schema", "--no-edit", "--budget", str(budget))
         seconds = time.perf_counter() - start
         if res.code != 0:
             raise SystemExit(res.text)

@@ -15,8 +15,10 @@ from git_retcon.ui import echo
 @click.option("--cleaned", help="Name of the clean branch to build (default: SOURCE-clean).")
 @click.option("--from-file", "from_file", type=click.Path(dir_okay=False), help="Take the spec from a TOML file.")
 @click.option("--from-commits", is_flag=True, help="One logical commit per source commit (no model).")
-@click.option("--outline", is_flag=True, help="The model proposes only the commits (one call); which commit "
-              "each hunk belongs to is asked as small questions. For small and local models.")
+@click.option("--outline/--whole", default=None, help="--outline: the model names only the commits (one call) "
+              "and which commit each hunk belongs to is asked as small questions, for any model, small local ones "
+              "included; --whole: the model groups every hunk itself, for a strong model. Default: --outline, "
+              "or --whole where git config retcon.owners says conversation.")
 @click.option("-m", "--model", help="Model that proposes the spec (default: retcon.model, llm's default); with "
               "--from-file, the model asked which commit each hunk the file leaves unassigned belongs to.")
 @click.option("--max-commits", type=click.IntRange(1), help="Propose at most N logical commits.")
@@ -32,28 +34,33 @@ from git_retcon.ui import echo
 @click.option("--force", is_flag=True, help="Replace an existing spec of the same name.")
 @click.option("--no-log", is_flag=True, help="Do not record the model exchanges in llm's database (`llm logs`).")
 def plan(source: str | None, remote: str | None, cleaned: str | None, from_file: str | None,
-         from_commits: bool, outline: bool, model: str | None, max_commits: int | None, instructions: str | None,
+         from_commits: bool, outline: bool | None, model: str | None, max_commits: int | None, instructions: str | None,
          budget: int, jobs: int, setup: str | None, build: str | None, test_cmd: str | None,
          edit: bool | None, force: bool, no_log: bool) -> None:
     """Write the history spec for a branch and save it.
 
-    Without --from-file or --from-commits the model proposes it: ordered
-    logical commits, each with the hunks of the diff it takes.
+    Without --from-file or --from-commits the model proposes it: it names
+    the logical commits, and small questions say which commit each hunk
+    belongs to (--outline, the default); or it groups every hunk itself
+    (--whole).
 
     \b
     Examples:
-      git retcon plan -m gpt-4.1 --max-commits 6
+      git retcon plan -m gpt-4.1 --whole --max-commits 6
       git retcon plan --from-commits --setup "npm ci" --build "npm run build" --test "npm test"
       git retcon plan --from-commits --build "cargo build" --test "cargo test"
       git retcon plan --from-file spec.toml --no-edit
       git retcon plan --from-file hints-only.toml -m local   # hunks placed by questions
-      git retcon plan --outline -m local   # the model names the commits, questions place the hunks
+      git retcon plan -m local   # the model names the commits, questions place the hunks
     """
     from git_retcon.plan.save import PlanRequest
     from git_retcon.plan.save import plan as save_plan
 
-    if sum(map(bool, (from_file, from_commits, outline))) > 1:
-        raise click.UsageError("--from-file, --from-commits and --outline exclude each other")
+    if (from_file or from_commits) and outline is not None:
+        raise click.UsageError(f"--{'outline' if outline else 'whole'} is how the model proposes the commits: "
+                               f"not with --{'from-file' if from_file else 'from-commits'}")
+    if from_file and from_commits:
+        raise click.UsageError("--from-file and --from-commits exclude each other")
     if edit is None:
         edit = sys.stdin.isatty() and sys.stdout.isatty()
     spec = save_plan(open_store(), PlanRequest(

@@ -32,7 +32,8 @@ class PlanRequest:
     cleaned: str | None = None
     from_file: str | None = None
     from_commits: bool = False
-    outline: bool = False           # the model proposes the commits only; questions place the hunks
+    outline: bool | None = None     # the model names the commits, questions place the hunks (None: by
+                                    # retcon.owners: questions -> outline, conversation -> the whole plan)
     model: str | None = None
     max_commits: int | None = None
     instructions: str | None = None
@@ -51,6 +52,7 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
     repo = store.repo
     check_identity(store.git_dir)   # the spec is saved as a commit: refuse before any model call
     proposal: planmod.Proposed | None = None
+    outlined = False
     model = req.model
     if req.from_file:
         spec, _ = planmod.read_file(req.from_file, repo)
@@ -65,7 +67,8 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
         name = req.cleaned or f"{src}-clean"
         if req.from_commits:
             spec = planmod.from_commits(repo, src, rem, name)
-        elif req.outline:
+        elif req.outline or (req.outline is None and owners.mode_of(repo, None) == "questions"):
+            outlined = True
             _refuse_existing(store, name, req.force)
             branches.check_cleaned_name(repo, name, src, rem)
             spec = _outlined(store, req, src, rem, name, say)
@@ -84,7 +87,7 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
     spec.model = model or spec.model
     specparse.parse(spectoml.dump(spec))  # what we save must be valid
     branches.check_branches(repo, spec)
-    placed = _placed(store, spec, req, say) if (req.from_file and req.model) or req.outline else None
+    placed = _placed(store, spec, req, say) if (req.from_file and req.model) or outlined else None
     if req.edit:
         edited = planmod.edit(repo, spectoml.dump(spec) + (planmod.leftover_comment(proposal.leftovers)
                                                              if proposal else ""))

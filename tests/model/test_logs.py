@@ -67,7 +67,8 @@ def test_no_log_and_llm_logs_off_keep_exchanges_out(tmp_path, scripted):
 def test_plan_logs_its_questions(tmp_path, scripted):
     repo = make(tmp_path, docs=0)
     scripted({"*/plan": [{"json": {"commits": [{"message": "all of it", "hunks": "$match:^([0-9a-f]{10}) "}]}}]})
-    args = ["plan", "-m", "scripted", "--no-edit", "--source", "feature", "--onto", "main", "--cleaned", "planned"]
+    args = ["plan", "--whole", "-m", "scripted", "--no-edit", "--source", "feature", "--onto", "main",
+            "--cleaned", "planned"]
     assert retcon(repo, *args, "--no-log").code == 0
     assert llm_logs() == []
     assert retcon(repo, *args, "--force").code == 0, "plan"

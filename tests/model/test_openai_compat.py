@@ -165,7 +165,7 @@ def test_plan_through_the_openai_client_then_run(tmp_path, local):
     state = local({"plan": [{"json": plan}], "*/plan": [{"json": plan}],
                    "1/extract": [{"calls": [call("create_commit")]}],
                    "2/extract": [{"calls": [call("create_commit")]}]}, schema=True)
-    res = retcon(repo, "plan", "-m", "local-coder", "--no-edit")
+    res = retcon(repo, "plan", "--whole", "-m", "local-coder", "--no-edit")
     assert res.code == 0, res.text
     assert state.requests[0]["response_format"]["type"] == "json_schema"
     res = retcon(repo, "run")

@@ -68,7 +68,7 @@ def test_plan_uses_the_same_policy(tmp_path, flaky, monkeypatch):
     flaky({"*/plan": [{"json": {"commits": [{"message": "all", "hunks": "$match:^([0-9a-f]{10}) "}]}}]})
     monkeypatch.setenv("RETCON_FLAKY_FAIL", "1")
     monkeypatch.setenv("RETCON_FLAKY_CONNECT", "dns")
-    res = retcon(repo, "plan", "-m", "scripted-flaky", "--no-edit", "--cleaned", "planned",
+    res = retcon(repo, "plan", "--whole", "-m", "scripted-flaky", "--no-edit", "--cleaned", "planned",
                  "--source", "feature", "--onto", "main")
     assert res.code == 1 and calls(tmp_path) == 1, res.text
     assert "cannot be reached" in res.err and "Name or service not known" in res.err
@@ -76,7 +76,7 @@ def test_plan_uses_the_same_policy(tmp_path, flaky, monkeypatch):
     # A transient error is retried, and the retry is said.
     (tmp_path / "flaky-count").write_text("0")
     monkeypatch.setenv("RETCON_FLAKY_CONNECT", "reset")
-    res = retcon(repo, "plan", "-m", "scripted-flaky", "--no-edit", "--cleaned", "planned",
+    res = retcon(repo, "plan", "--whole", "-m", "scripted-flaky", "--no-edit", "--cleaned", "planned",
                  "--source", "feature", "--onto", "main")
     assert "Model error (APIConnectionError: Connection error. (cause: ConnectionResetError" in res.out, res.text
     assert calls(tmp_path) >= 2

@@ -64,8 +64,20 @@ def test_at_most_max_commits_are_kept(tmp_path, owners_models, monkeypatch):
 def test_outline_excludes_a_file_and_needs_a_model_that_answers(tmp_path):
     repo = keyword_repo(tmp_path / "r")
     out = retcon(repo, "plan", "--outline", "--from-file", "x.toml", "-m", "retcon-paths")
-    assert out.code == 2 and "exclude each other" in out.err
+    assert out.code == 2 and "--outline is how the model proposes the commits: not with --from-file" in out.err
     out = retcon(repo, "plan", "--outline", "-m", "retcon-paths", "--source", "feature", "--onto", "main",
                  "--no-edit")
     assert out.code == 1 and "retcon-paths proposes no commits" in out.err
     assert repo.git("for-each-ref", "refs/retcon") == ""
+
+
+def test_outline_is_the_default_and_retcon_owners_conversation_plans_whole(tmp_path, owners_models, monkeypatch):
+    monkeypatch.setenv("RETCON_OWNERS_OUTLINE", THREE)
+    repo = keyword_repo(tmp_path / "r")
+    out = retcon(repo, "plan", "-m", "owners-last", "--source", "feature", "--onto", "main", "--no-edit")
+    assert out.code == 0, out.text
+    assert len(_asked(owners_models, "outline")) == 1
+    repo.git("config", "retcon.owners", "conversation")
+    out = retcon(repo, "plan", "-m", "owners-last", "--source", "feature", "--onto", "main", "--no-edit", "--force")
+    assert len(_asked(owners_models, "outline")) == 1          # not asked again: the whole plan was
+    assert "Step: plan" in json.loads(owners_models.read_text().splitlines()[-1])["prompt"]

@@ -66,7 +66,7 @@ def project(tmp_path):
 
 def test_proposal_assigns_every_hunk_and_run_accepts_it_as_is(project, scripted):
     log = scripted({"*/plan": [answer("scripted", GOOD)]})
-    res = retcon(project, "plan", "-m", "scripted", "--no-edit", "--instructions", "keep docs last")
+    res = retcon(project, "plan", "--whole", "-m", "scripted", "--no-edit", "--instructions", "keep docs last")
     assert res.code == 0, res.text
     # The prompt: the branch's messages, the log's style, the instructions, the whole index.
     (call,) = entries(log)
@@ -101,7 +101,7 @@ def test_repair_round_names_unassigned_and_doubled_ids(project, scripted):
                        commit("app: use two()", hunks=[util, "deadbeef00"]),
                        commit("docs", files=["README", "notes/"])]}
     log = scripted({"*/plan/1": [answer("scripted", bad)], "*/plan/2": [answer("scripted", GOOD)]})
-    res = retcon(project, "plan", "-m", "scripted", "--no-edit")
+    res = retcon(project, "plan", "--whole", "-m", "scripted", "--no-edit")
     assert res.code == 0, res.text
     first, second = entries(log)
     assert "attempt" not in first["prompt"].splitlines()[0]
@@ -122,7 +122,7 @@ def test_what_stays_unassigned_is_listed_never_dropped(project, scripted, tmp_pa
     log = scripted({"*/plan": [answer("scripted", partial)]})
     command, seen = scripted_editor(tmp_path / "editor", [["keep"]])
     monkeypatch.setenv("GIT_EDITOR", command)
-    res = retcon(project, "plan", "-m", "scripted", "--edit")
+    res = retcon(project, "plan", "--whole", "-m", "scripted", "--edit")
     assert res.code == 0, res.text
     assert len(entries(log)) == 3  # two repair rounds, then it gives up
     # In the editor as a comment, in the output, and in the stored spec's last commit.
@@ -140,7 +140,7 @@ def test_doubled_ids_that_outlast_the_repairs_stay_with_the_first_commit_and_are
     doubled = {"commits": [commit("util", hunks=[util]), commit("rest", hunks=[util], files=["app.py"]),
                            commit("docs", files=["README", "notes/"])]}
     log = scripted({"*/plan": [answer("scripted", doubled)]})
-    res = retcon(project, "plan", "-m", "scripted", "--no-edit")
+    res = retcon(project, "plan", "--whole", "-m", "scripted", "--no-edit")
     assert res.code == 0, res.text
     assert len(entries(log)) == 3
     assert f"Warning: the plan: 1 hunk ids are in more than one entry: {util} (entries 1 and 2)" in res.out
@@ -152,7 +152,7 @@ def test_doubled_ids_that_outlast_the_repairs_stay_with_the_first_commit_and_are
 def test_three_structured_output_paths(project, scripted, model):
     log = scripted({"*/plan/1": [{"text": "Here is my plan: the commits are util, then app."}],
                     "*/plan/2": [answer(model, GOOD)]})
-    res = retcon(project, "plan", "-m", model, "--no-edit")
+    res = retcon(project, "plan", "--whole", "-m", model, "--no-edit")
     assert res.code == 0, res.text
     first, second = entries(log)
     if model == "scripted":
@@ -172,7 +172,7 @@ def test_three_structured_output_paths(project, scripted, model):
 
 def test_shapeless_answers_are_an_error_that_saves_nothing(project, scripted):
     scripted({"*/plan": [answer("scripted-schema", {"commits": [{"message": "", "files": ["x"]}]})]})
-    res = retcon(project, "plan", "-m", "scripted-schema", "--no-edit")
+    res = retcon(project, "plan", "--whole", "-m", "scripted-schema", "--no-edit")
     assert res.code == 1 and "gave no usable plan in 3 attempts" in res.err
     assert '"message" must be a non-empty string' in res.err and "Traceback" not in res.err
     assert project.git("for-each-ref", "refs/retcon/") == ""
@@ -181,7 +181,7 @@ def test_shapeless_answers_are_an_error_that_saves_nothing(project, scripted):
 def test_max_commits_is_enforced_by_steering(project, scripted):
     merged = {"commits": [commit("code", files=["util.py", "app.py"]), commit("docs", files=["README", "notes/"])]}
     log = scripted({"*/plan/1": [answer("scripted", GOOD)], "*/plan/2": [answer("scripted", merged)]})
-    res = retcon(project, "plan", "-m", "scripted", "--no-edit", "--max-commits", "2")
+    res = retcon(project, "plan", "--whole", "-m", "scripted", "--no-edit", "--max-commits", "2")
     assert res.code == 0, res.text
     first, second = entries(log)
     assert "Propose at most 2 commits." in first["prompt"]
@@ -191,10 +191,10 @@ def test_max_commits_is_enforced_by_steering(project, scripted):
 
 def test_plan_refuses_the_offline_model_and_an_existing_spec_before_asking(project, scripted):
     log = scripted({"*/plan": [answer("scripted", GOOD)]})
-    res = retcon(project, "plan", "-m", "retcon-paths", "--no-edit")
+    res = retcon(project, "plan", "--whole", "-m", "retcon-paths", "--no-edit")
     assert res.code == 1 and "cannot propose a plan" in res.err and "--from-commits" in res.err
-    assert retcon(project, "plan", "-m", "scripted", "--no-edit").code == 0
-    again = retcon(project, "plan", "-m", "scripted", "--no-edit")
+    assert retcon(project, "plan", "--whole", "-m", "scripted", "--no-edit").code == 0
+    again = retcon(project, "plan", "--whole", "-m", "scripted", "--no-edit")
     assert again.code == 1 and "exists: replace it with --force" in again.err
     assert len(entries(log)) == 1  # no tokens spent on the refused plan
 
@@ -211,7 +211,7 @@ def test_lock_and_generated_files_are_summarised_and_follow_their_manifest(tmp_p
                           "src/app_pb2.py": "# Code generated by protoc. DO NOT EDIT.\nx = 1\n"})
     log = scripted({"*/plan": [answer("scripted", {"commits": [
         commit("deps: add dep", files=["package.json"]), commit("feat: go", files=["src/app.js"])]})]})
-    res = retcon(repo, "plan", "-m", "scripted", "--no-edit")
+    res = retcon(repo, "plan", "--whole", "-m", "scripted", "--no-edit")
     assert res.code == 0, res.text
     (call,) = entries(log)
     prompt = call["prompt"]
@@ -244,7 +244,7 @@ def test_rate_limits_are_retried_with_backoff(project, scripted):
 
 def test_errors_other_than_rate_limits_fail_at_once_with_one_line(project, scripted):
     log = scripted({"*/plan": [{"error": "connection reset by peer"}]})
-    res = retcon(project, "plan", "-m", "scripted", "--no-edit")
+    res = retcon(project, "plan", "--whole", "-m", "scripted", "--no-edit")
     assert res.code == 1 and len(res.err.strip().splitlines()) == 1
     assert "model 'scripted' failed: RuntimeError: connection reset by peer" in res.err
     assert len(entries(log)) == 1 and project.git("for-each-ref", "refs/retcon/") == ""
@@ -281,7 +281,7 @@ def test_a_multi_megabyte_diff_is_chunked_within_budget_and_combined(tmp_path, s
         "*/plan-combine": [{"json": {"commits": [{"message": "merged", "hints": "", "groups": "$match:^(g\\d+) "}]}}],
     })
     budget = 8000
-    res = retcon(repo, "plan", "-m", "scripted-schema", "--no-edit", "--budget", str(budget), "--jobs", "3")
+    res = retcon(repo, "plan", "--whole", "-m", "scripted-schema", "--no-edit", "--budget", str(budget), "--jobs", "3")
     assert res.code == 0, res.text
     calls = entries(log)
     limit = propose.Limits(context_tokens=budget).prompt_chars
@@ -313,7 +313,7 @@ def test_a_multi_megabyte_diff_is_chunked_within_budget_and_combined(tmp_path, s
 def test_a_failing_chunk_stops_the_others_and_saves_nothing(tmp_path, scripted):
     repo = big_repo(tmp_path / "repo", dirs=3, files=6, lines=60)
     log = scripted({"*/plan-chunk": [{"error": "HTTP 500", "sleep": 0.05}]})
-    res = retcon(repo, "plan", "-m", "scripted", "--no-edit", "--budget", "4000", "--jobs", "2")
+    res = retcon(repo, "plan", "--whole", "-m", "scripted", "--no-edit", "--budget", "4000", "--jobs", "2")
     assert res.code == 1 and "model 'scripted' failed: RuntimeError: HTTP 500" in res.err
     n = int(re.search(r"about (\d+) chunks", res.out).group(1))
     # Chunks not yet started when one fails are never asked; calls under way may finish.
@@ -331,7 +331,7 @@ def test_a_reply_cut_off_at_the_length_limit_is_read_up_to_its_last_whole_entry(
     text = json.dumps(obj, indent=2)
     cut = text[:text.rindex('"util.py"')]          # mid-way through the repeated fourth entry
     log = scripted({"*/plan": [{"text": cut}]})
-    res = retcon(project, "plan", "-m", "scripted-text", "--no-edit")
+    res = retcon(project, "plan", "--whole", "-m", "scripted-text", "--no-edit")
     assert res.code == 0, res.text
     assert len(entries(log)) == 1
     import tomli
@@ -341,7 +341,7 @@ def test_a_reply_cut_off_at_the_length_limit_is_read_up_to_its_last_whole_entry(
 
 def test_a_reply_cut_before_its_first_whole_entry_is_still_not_valid_json(project, scripted):
     log = scripted({"*/plan": [{"text": '{"commits": [{"message": "util: add'}]})
-    res = retcon(project, "plan", "-m", "scripted-text", "--no-edit")
+    res = retcon(project, "plan", "--whole", "-m", "scripted-text", "--no-edit")
     assert res.code == 1
     assert "gave no usable plan in 3 attempts (last: the reply is not valid JSON)" in res.err
     assert "Traceback" not in res.err and len(entries(log)) == 3

@@ -23,6 +23,8 @@ The cases, each on a fresh copy of the demo repository (`git retcon demo`'s mess
                holds most of its hunks, and a hunk is right when its commit matches its author's.
 - whole-NAME:  the same, planned as before issue 30: `plan --whole -m`, the model grouping every hunk
                by id.
+- plan-NAME:   planning only, from the authors' messages without hints (the most questions a
+               placement asks): how long the questions take, and how many hunks they place right.
 
 Per case: logical commits completed with no human step, where it stopped, wrong trees accepted
 (a complete logical commit whose tree is not the one retcon-paths builds from the same spec's
@@ -59,7 +61,7 @@ MODEL = "qwen2.5-coder-1.5b"
 REAL = tuple(h.name for h in real_histories.HISTORIES)
 CASES = ("demo-paths", "demo-hints", "planned", "misordered", *(f"real-{n}" for n in REAL),
          *(f"convo-{n}" for n in REAL), *(f"outline-{n}" for n in REAL),
-         *(f"whole-{n}" for n in REAL))
+         *(f"whole-{n}" for n in REAL), *(f"plan-{n}" for n in REAL))
 CONTEXT = 32768
 REPLY = 1024
 
@@ -242,10 +244,11 @@ def real_case(case: str, work: Path, env: dict[str, str]) -> Row:
         return row
     owner, _ = truth(repo, real_histories.AUTHORS)
     spec = work / case / "spec.toml"
-    spec.write_text(real_histories.spec_text(h, repo, "conversation" if kind == "convo" else None, MODEL))
+    spec.write_text(real_histories.spec_text(h, repo, "conversation" if kind == "convo" else None, MODEL,
+                                             hints=kind != "plan"))
     started = time.monotonic()
-    if kind in ("real", "outline", "whole"):
-        how = ["--from-file", str(spec)] if kind == "real" else [
+    if kind in ("real", "outline", "whole", "plan"):
+        how = ["--from-file", str(spec)] if kind in ("real", "plan") else [
             "--outline" if kind == "outline" else "--whole", "--source", "feature", "--onto", "main",
             "--cleaned", "feature-clean", "--test", h.test]
         res = _retcon(repo.path, env, "plan", *how, "--no-edit", "-m", MODEL, "--jobs", "1")
@@ -259,6 +262,11 @@ def real_case(case: str, work: Path, env: dict[str, str]) -> Row:
         res = _retcon(repo.path, env, "spec", "import", str(spec))
     if kind in ("outline", "whole") and res.returncode == 0:
         row.note += "; " + _matched(repo, owner)
+    if kind == "plan":
+        s = score(repo, owner, work / case / "none")
+        row.seconds = time.monotonic() - started
+        row.note += f"; hunks planned right {s.planned}/{s.hunks}"
+        return row
     res = _retcon(repo.path, env, "run", "-v", "-m", MODEL)
     row.seconds = time.monotonic() - started
     (work / case / "run.txt").write_text(res.stdout + res.stderr)
@@ -294,7 +302,7 @@ def _matched(repo: object, owner: dict[str, int]) -> str:
 
 
 def run_case(case: str, work: Path, env: dict[str, str]) -> Row:
-    if case.startswith(("real-", "convo-", "outline-", "whole-")):
+    if case.startswith(("real-", "convo-", "outline-", "whole-", "plan-")):
         return real_case(case, work, env)
     row = Row(case)
     repo = demo_repo(work / case / "repo")

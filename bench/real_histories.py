@@ -38,6 +38,10 @@ HISTORIES: list[RealHistory] = [
                 "9eb2125ef49071e673d42e383b5221a268665193", "PYTHONPATH=src python3 -m unittest -q",
                 "three TOML 1.1 features: each changes the parser, adds test data and takes its "
                 "names out of one shared list of expected failures in tests/test_data.py"),
+    RealHistory("tomli-2.4", "Python", "hukkin/tomli", "38297f82cd0ef067f1afd2ffb8dfa73b65c398da",
+                "a678e6fdeffa89bd28e4ecc148b926a4e1bbbc7b", "PYTHONPATH=src python3 -m unittest -q",
+                "the same three features and the release after them: readme, change log, pre-commit hooks, "
+                "GitHub actions, a test helper, the version bump (nine commits; the planning-time case)"),
     RealHistory("pflag", "Go", "spf13/pflag", "3d32e71abc0bd7f78417460609bd5efca87508be",
                 "c0bdd631c7115eaabfce7d6c38f09cb42da8909e", "GOTOOLCHAIN=local GOFLAGS=-mod=mod go test ./...",
                 "a pull request's three commits: a new unknown-flags mode, both spellings of an option, "
@@ -110,8 +114,10 @@ def commits(repo: GitRepo) -> list[tuple[str, str, list[str]]]:
     return out
 
 
-def spec_text(h: RealHistory, repo: GitRepo, owners: str | None = None, model: str | None = None) -> str:
-    """The spec a new user writes: the authors' subjects, hints that name each commit's files."""
+def spec_text(h: RealHistory, repo: GitRepo, owners: str | None = None, model: str | None = None,
+              hints: bool = True) -> str:
+    """The spec a new user writes: the authors' subjects, hints that name each commit's files (or
+    none: the most a placement has to ask)."""
     lines = ['source = "feature"', 'remote = "main"', 'cleaned = "feature-clean"', f"test = {json.dumps(h.test)}",
              "timeout = 600"]
     if owners:
@@ -119,8 +125,9 @@ def spec_text(h: RealHistory, repo: GitRepo, owners: str | None = None, model: s
     if model:
         lines.append(f"model = {json.dumps(model)}")
     for _, subject, files in commits(repo):
-        lines += ["", "[[commit]]", f"message = {json.dumps(subject)}",
-                  f"hints = {json.dumps('Files: ' + ', '.join(files))}"]
+        lines += ["", "[[commit]]", f"message = {json.dumps(subject)}"]
+        if hints:
+            lines.append(f"hints = {json.dumps('Files: ' + ', '.join(files))}")
     return "\n".join(lines) + "\n"
 
 

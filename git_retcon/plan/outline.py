@@ -3,8 +3,9 @@ of {message, holds} (a JSON schema where the model supports one); which hunks go
 owners' questions' (owners/), as for a hints-only spec. A small model can name five commits from an
 overview of a diff; it cannot hold fifty hunks in mind and group them.
 
-The overview is plain code's: each file with its +/- lines and the names its hunks define or change,
-and the source commits' subjects, cut to a budget.
+The overview is plain code's: each file with its +/- lines and the names its hunks define, a line
+per hunk (the definition it sits in, its first changed line), and the source commits' subjects,
+cut to a budget.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import pygit2
 
 from git_retcon import diff
 from git_retcon.errors import RetconError
+from git_retcon.git.plumbing import get_blob, get_commit
 from git_retcon.model.logs import ExchangeLog
 from git_retcon.model.prompt import template
 from git_retcon.model.retry import Retry, retry_line
@@ -28,7 +30,9 @@ from git_retcon.state import spec as specmod
 
 OVERVIEW_CHARS = 6000     # the overview's share of the prompt: a 1.5B model reads 8k tokens well
 MESSAGE_CHARS = 120
+PER_FILE = 8              # hunks of one file described a line each
 _JSON = re.compile(r"\{.*\}", re.S)
+_NOISE = re.compile(r"^\s*(wip|tmp|temp|fixup!|squash!|amend!|fix|fixes|more|stuff|\.+)\b\W*\S{0,12}\s*$", re.I)
 
 
 def schema(most: int | None) -> dict[str, Any]:
@@ -40,33 +44,56 @@ def schema(most: int | None) -> dict[str, Any]:
     return {"type": "object", "properties": {"commits": commits}, "required": ["commits"]}
 
 
+def _change_line(h: diff.Hunk, file_lines: list[str]) -> str:
+    """One hunk in a line: the definition it sits in, and its first changed line that says something."""
+    removed, added = names.hunk_lines(h)
+    shown = next((ln.strip() for ln in added + removed if len(ln.strip()) > 3), "")
+    where: str | None = h.kind if h.kind != "modify" else None
+    if where is None and (inside := names.enclosing(file_lines, h.new_start - 1,
+                                                     names.least_indent(added or removed))):
+        where = f"in {inside}"
+    return (f"    {where}: " if where else "    ") + ("+ " if added else "- ") + shown[:90]
+
+
 def overview(repo: pygit2.Repository, base: str, tip: str, hunks: list[diff.Hunk],
              budget: int = OVERVIEW_CHARS) -> str:
-    """Each file: +/- lines and the names its hunks define or sit in; then the branch's subjects."""
+    """Each file: +/- lines and the names its hunks define, then a line per hunk (where it is, what
+    it changes) while the budget lasts; then the branch's subjects."""
     by_path: dict[str, list[diff.Hunk]] = {}
     for h in hunks:
         by_path.setdefault(h.path, []).append(h)
-    lines = []
+    tip_tree = get_commit(repo, tip).tree
+    heads: list[str] = []
+    details: list[list[str]] = []
     for path, hs in by_path.items():
         _, added, removed = diff.stat(hs)
         said: list[str] = []
         for h in hs:
             rem, add = names.hunk_lines(h)
             said += [n for n in names.defined(add or rem) if n not in said]
-        line = f"- {path} (+{added} -{removed})" + (f": {', '.join(said[:8])}" if said else "")
-        lines.append(line[:200])
+        heads.append((f"- {path} (+{added} -{removed})" + (f": {', '.join(said[:8])}" if said else ""))[:200])
+        try:
+            file_lines = names.text_lines(get_blob(repo, tip_tree[path].id).data)
+        except (KeyError, ValueError):
+            file_lines = []
+        details.append([_change_line(h, file_lines) for h in hs[:PER_FILE]])
+    text: list[str] = []
+    used = sum(len(h) + 1 for h in heads)
+    for k, head in enumerate(heads):
+        if sum(len(t) + 1 for t in text) + len(head) > budget:
+            text.append(f"- ... {len(heads) - k} more files")
+            break
+        text.append(head)
+        for d in details[k]:
+            if used + len(d) > budget:
+                break
+            text.append(d)
+            used += len(d) + 1
     subjects: list[str] = []
     with contextlib.suppress(pygit2.GitError, KeyError, ValueError):
         subjects = [c.message.strip().splitlines()[0][:MESSAGE_CHARS] for c in source_commits(repo, base, tip)
                     if c.message.strip()]
-    text: list[str] = []
-    used = 0
-    for ln in lines:
-        if used + len(ln) > budget:
-            text.append(f"- ... {len(lines) - len(text)} more files")
-            break
-        text.append(ln)
-        used += len(ln) + 1
+    subjects = [s for s in subjects if not _NOISE.match(s)]   # "wip", "fixup! ...": nothing to learn
     if subjects:
         text += ["", "The branch's own commit subjects, oldest first:"]
         text += [f"- {s}" for s in subjects[-30:]]

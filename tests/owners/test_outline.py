@@ -29,6 +29,7 @@ def test_the_model_names_the_commits_and_every_hunk_gets_one(tmp_path, owners_mo
     assert "owners-last proposed 3 logical commits" in out.out
     (asked,) = _asked(owners_models, "outline")
     assert "- calc.py (+4 -0)" in asked["prompt"] and "- test_calc.py (+5 -0): test_swap" in asked["prompt"]
+    assert "    in add: + a = int(a)" in asked["prompt"] and "    in clamp: + if lo > hi:" in asked["prompt"]
     assert "clamp: swap bounds given in the wrong order" in asked["prompt"]    # the branch's own subjects
     spec = json.loads(retcon(repo, "status", "--json").out)
     assert [c["message"] for c in spec["commits"]] == [json.loads(THREE)["commits"][k]["message"] for k in range(3)]
@@ -81,3 +82,14 @@ def test_outline_is_the_default_and_retcon_owners_conversation_plans_whole(tmp_p
     out = retcon(repo, "plan", "-m", "owners-last", "--source", "feature", "--onto", "main", "--no-edit", "--force")
     assert len(_asked(owners_models, "outline")) == 1          # not asked again: the whole plan was
     assert "Step: plan" in json.loads(owners_models.read_text().splitlines()[-1])["prompt"]
+
+
+def test_a_wip_branchs_subjects_are_left_out_of_the_overview(tmp_path, owners_models, monkeypatch):
+    monkeypatch.setenv("RETCON_OWNERS_OUTLINE", THREE)
+    repo = keyword_repo(tmp_path / "r")
+    repo.commit("wip", {"NOTES": "later\n"})
+    repo.commit("fix again", {"NOTES": "later, maybe\n"})
+    assert _plan(repo).code == 0
+    (asked,) = _asked(owners_models, "outline")
+    subjects = asked["prompt"].split("The branch's own commit subjects, oldest first:")[1]
+    assert "- add: accept strings" in subjects and "- wip" not in subjects and "fix again" not in subjects

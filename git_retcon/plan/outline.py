@@ -30,17 +30,18 @@ from git_retcon.state import spec as specmod
 
 OVERVIEW_CHARS = 6000     # the overview's share of the prompt: a 1.5B model reads 8k tokens well
 MESSAGE_CHARS = 120
+MOST = 12                 # commits asked for at most when --max-commits does not say (a schema's bound)
 PER_FILE = 8              # hunks of one file described a line each
 _JSON = re.compile(r"\{.*\}", re.S)
+_STR = r'"((?:[^"\\\n]|\\.)*)"'
+_ENTRY = re.compile(r'\{\s*"message"\s*:\s*' + _STR + r'\s*,\s*"holds"\s*:\s*' + _STR + r"\s*\}")
 _NOISE = re.compile(r"^\s*(wip|tmp|temp|fixup!|squash!|amend!|fix|fixes|more|stuff|\.+)\b\W*\S{0,12}\s*$", re.I)
 
 
-def schema(most: int | None) -> dict[str, Any]:
-    commits: dict[str, Any] = {"type": "array", "minItems": 1, "items": {
+def schema(most: int) -> dict[str, Any]:
+    commits: dict[str, Any] = {"type": "array", "minItems": 1, "maxItems": most, "items": {
         "type": "object", "properties": {"message": {"type": "string"}, "holds": {"type": "string"}},
         "required": ["message", "holds"]}}
-    if most:
-        commits["maxItems"] = most
     return {"type": "object", "properties": {"commits": commits}, "required": ["commits"]}
 
 
@@ -100,33 +101,37 @@ def overview(repo: pygit2.Repository, base: str, tip: str, hunks: list[diff.Hunk
     return "\n".join(text)
 
 
-def read(text: str, most: int | None) -> list[tuple[str, str]] | str:
-    """The commits a reply names, or what is wrong with it (to ask once more)."""
+def read(text: str, most: int) -> list[tuple[str, str]] | str:
+    """The commits a reply names, or what is wrong with it (to ask once more). A reply cut off at
+    the length limit (a small model that repeats its list until it is stopped) is read up to its
+    last whole entry; an entry said again is kept once."""
     m = _JSON.search(text)
     try:
         value = json.loads(m.group(0) if m else text)
+        items = value.get("commits") if isinstance(value, dict) else value
     except ValueError:
-        return 'the reply is not JSON: reply with {"commits": [{"message": ..., "holds": ...}]}'
-    items = value.get("commits") if isinstance(value, dict) else value
+        items = [{"message": json.loads(f'"{a}"'), "holds": json.loads(f'"{b}"')} for a, b in _ENTRY.findall(text)]
+        if not items:
+            return 'the reply is not JSON: reply with {"commits": [{"message": ..., "holds": ...}]}'
     if not isinstance(items, list):
         return 'the reply has no "commits" list'
-    out = []
+    out: dict[str, str] = {}
     for it in items:
         if isinstance(it, dict) and isinstance(it.get("message"), str) and it["message"].strip():
             holds = it.get("holds")
-            out.append((" ".join(it["message"].split())[:MESSAGE_CHARS],
-                        " ".join(holds.split())[:400] if isinstance(holds, str) else ""))
+            out.setdefault(" ".join(it["message"].split())[:MESSAGE_CHARS],
+                           " ".join(holds.split())[:400] if isinstance(holds, str) else "")
     if not out:
         return "the reply names no commit with a message"
-    return out[:most] if most else out
+    return list(out.items())[:most]
 
 
-def propose(model: llm.Model, text: str, most: int | None, instructions: str, log: ExchangeLog | None,
+def propose(model: llm.Model, text: str, most: int, instructions: str, log: ExchangeLog | None,
             say: Callable[[str], None]) -> tuple[list[tuple[str, str]], Any]:
     """The commits the model proposes (one call, once more after an unreadable reply), with the
     last response's usage."""
     structured = bool(getattr(model, "supports_schema", False))
-    limit = f" at most {most}" if most else ""
+    limit = f" at most {most}"
     how = "" if structured else '\nReply with JSON only: {"commits": [{"message": "...", "holds": "..."}]}.'
     prompt = template("plan-outline.md").substitute(overview=text, most=limit,
                                                     instructions=f"\n{instructions}" if instructions else "",

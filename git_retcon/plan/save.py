@@ -128,7 +128,8 @@ def _outlined(store: Store, req: PlanRequest, source: str, remote: str, cleaned:
         raise RetconError(f"'{source}' changes nothing that '{remote}' lacks: nothing to plan")
     ui = UI()
     with ui.waiting(f"Asking {model.model_id} for the commits"):
-        commits, _ = outline.propose(model, outline.overview(store.repo, base, tip, hunks), req.max_commits,
+        most = req.max_commits or min(outline.MOST, len(hunks))
+        commits, _ = outline.propose(model, outline.overview(store.repo, base, tip, hunks), most,
                                      req.instructions or "", ExchangeLog(req.log, ui.line), ui.line)
     say(f"{model.model_id} proposed {len(commits)} logical commits; placing the {len(hunks)} hunks...")
     return outline.spec_of(source, remote, cleaned, commits)

@@ -93,3 +93,20 @@ def test_a_wip_branchs_subjects_are_left_out_of_the_overview(tmp_path, owners_mo
     (asked,) = _asked(owners_models, "outline")
     subjects = asked["prompt"].split("The branch's own commit subjects, oldest first:")[1]
     assert "- add: accept strings" in subjects and "- wip" not in subjects and "fix again" not in subjects
+
+
+def test_a_reply_cut_off_while_repeating_itself_is_read_to_its_last_whole_entry(tmp_path, owners_models,
+                                                                             monkeypatch):
+    """The 1.5B model, with no bound on the list, repeated its commits until the reply's length
+    limit cut it mid-entry: that is read up to its last whole entry, each commit once; and the
+    schema now bounds the list (by the hunks, at most 12)."""
+    entries = [{"message": "Fix add", "holds": "calc.py"}, {"message": "Fix clamp", "holds": "calc.py, test"}]
+    body = ",\n".join(json.dumps(e) for e in entries * 5)
+    monkeypatch.setenv("RETCON_OWNERS_OUTLINE", '{"commits": [' + body + ', {"message": "Fix sc')
+    repo = keyword_repo(tmp_path / "r")
+    out = _plan(repo)
+    assert out.code == 0, out.text
+    assert [c["message"] for c in json.loads(retcon(repo, "status", "--json").out)["commits"]] == ["Fix add",
+                                                                                                  "Fix clamp"]
+    (asked,) = _asked(owners_models, "outline")
+    assert "Propose at most 4 logical commits" in asked["prompt"]

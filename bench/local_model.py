@@ -260,7 +260,11 @@ def real_case(case: str, work: Path, env: dict[str, str]) -> Row:
         row.note += "".join(f"; {ln.strip()}" for ln in res.stdout.splitlines() if ln.startswith(("Model ", "Tokens")))
     else:
         res = _retcon(repo.path, env, "spec", "import", str(spec))
-    if kind in ("outline", "whole") and res.returncode == 0:
+    if res.returncode != 0 and kind != "convo":
+        row.stopped = f"plan failed: {((res.stdout + res.stderr).strip().splitlines() or [''])[-1][:100]}"
+        row.seconds = time.monotonic() - started
+        return row
+    if kind in ("outline", "whole"):
         row.note += "; " + _matched(repo, owner)
     if kind == "plan":
         s = score(repo, owner, work / case / "none")

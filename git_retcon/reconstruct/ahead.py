@@ -197,7 +197,7 @@ class Ahead:
         w.wt.reset(parent)
         session = steps.session(ahead, "extract", parent)
         values = steps.prompt_values(ahead, session)
-        w.run.ui.line(steps.extracting_line(ahead))
+        w.run.ui.line(steps.extracting_line(ahead, session))
         if steps.spent_all(ahead) and not steps.takes_the_rest(ahead, "extract"):
             return   # the budget, or the backend below: the commit's own turn meets them again
         try:

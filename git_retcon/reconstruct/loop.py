@@ -66,6 +66,7 @@ def reconstruct(run: Run) -> None:
     refuse_taken(repo, stored.spec)
     sandbox = choice.for_spec(repo, stored.spec, run.opts.sandbox)   # `require` with none: refused here
     owners = owners_room.mode_of(repo, stored.spec.owners)   # a bad retcon.owners: refused here
+    run.owners = owners
     with store.lock(name):
         # An absorb killed half way is finished before this run's own record starts.
         absorb.finish_interrupted(store, store.load(name), run.ui.line)
@@ -191,7 +192,7 @@ def _extract(w: Work, journal: Journal, ahead: Ahead | None) -> Made | Stop:
         return Stuck(why)   # nothing applied: the worktree stays at the tip
     session = steps.session(w, "extract", tip)
     values = steps.prompt_values(w, session)
-    w.run.ui.line(steps.extracting_line(w))
+    w.run.ui.line(steps.extracting_line(w, session))
     res = steps.step(w, journal, "extract.md", values, session)
     if not isinstance(res.outcome, Proposed):
         return res.outcome

@@ -279,14 +279,27 @@ def takes_the_rest(w: Work, step: StepKind) -> bool:
     return step == "extract" and w.is_last
 
 
-def extracting_line(w: Work) -> str:
-    return ("Taking every remaining change: the last commit ends at the source's tree (no model needed)..."
-            if takes_the_rest(w, "extract") else "Extracting relevant changes...")
+def extracting_line(w: Work, st: StepStart | None = None) -> str:
+    if takes_the_rest(w, "extract"):
+        return "Taking every remaining change: the last commit ends at the source's tree (no model needed)..."
+    if st is not None and planned(w, st):
+        return "Committing the hunks the spec gives this commit (no model needed)..."
+    return "Extracting relevant changes..."
+
+
+def planned(w: Work, st: StepStart) -> bool:
+    """An extraction whose changes the spec's `hunks` give, where the questions placed the hunks
+    (owners = "questions"): the questions and the checks on their answers were the judgement, and
+    the build and tests judge the commit; the model is not asked to confirm it again (the 1.5B
+    model, asked, put a planned hunk back by a made-up id and stopped)."""
+    return (w.run.owners == "questions" and st.step == "extract" and bool(w.commit.hunks)
+            and spec_decides(st.session))
 
 
 def _by_plain_code(w: Work, st: StepStart) -> bool:
-    """A step plain code takes, with no model call: the last commit's rest, or candidates that pass."""
-    return takes_the_rest(w, st.step) or candidates_pass(st)
+    """A step plain code takes, with no model call: the last commit's rest, candidates that pass,
+    or the hunks the questions placed."""
+    return takes_the_rest(w, st.step) or candidates_pass(st) or planned(w, st)
 
 
 def candidates_pass(st: StepStart) -> bool:
@@ -321,6 +334,8 @@ def _call(w: Work, prompt_file: str, values: dict[str, str], st: StepStart) -> S
         return _plain(s, "taking every remaining change", ["."])
     if candidates_pass(st):
         return _plain(s, "committing the candidate hunks", [], st.message)
+    if planned(w, st):   # the spec's own hunks: nothing for the guards to name back
+        return _plain(s, "committing the hunks the spec gives this commit", [], guarded=False)
     # Every wait on the model shows its elapsed time, and the retry under way, on the live line.
     with run.ui.waiting(f"Waiting for {w.model.model_id}") as tail:
         res = run_step(w.model, template("system.md").template, template(prompt_file).substitute(values),

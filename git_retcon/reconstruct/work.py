@@ -21,6 +21,7 @@ from git_retcon.sandbox.runner import Commands
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import spec as specmod
 from git_retcon.state.notes import Usage
+from git_retcon.state.spec import OwnersMode
 from git_retcon.state.store import Store, Stored
 from git_retcon.ui import UI
 
@@ -84,6 +85,7 @@ class Run:
     remaining: RemainingDiff | None = None   # the remaining diff, kept up to date across steps
     exchanges: ExchangeLog | None = None   # for `llm logs`; made from opts.log on first use
     window: tuple[str, Window] | None = None   # the model's context window (model id, window), once per run
+    owners: OwnersMode = "conversation"   # how hunks got their commit: "questions" commits planned hunks as they are
 
     def exchange_log(self) -> ExchangeLog:
         if self.exchanges is None:

@@ -12,6 +12,7 @@ SPEC = """\
 source = "feature"
 remote = "main"
 cleaned = "feature-clean"
+owners = "conversation"
 
 [[commit]]
 message = "first"

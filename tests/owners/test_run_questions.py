@@ -134,3 +134,21 @@ def test_the_questions_tokens_are_in_the_report_the_run_note_and_the_save(tmp_pa
     assert "Asked: " in saved and f"{calls} calls, {spent} tokens in" in saved
     note = json.loads(repo.git("notes", "--ref=retcon", "show", "refs/retcon/feature-clean"))
     assert note["runs"][-1]["commits"]["0"] == {"input": spent, "output": 3 * calls, "calls": calls}
+
+
+def test_the_hunks_the_questions_placed_are_committed_without_asking_again(tmp_path, scripted):
+    """The questions and the checks on their answers were the judgement: each commit's planned hunks
+    are committed by plain code, and the model is not asked to confirm them in a conversation."""
+    log = scripted(SCRIPT)
+    repo = _imported(tmp_path, PLAIN)
+    out = retcon(repo, "run", "-m", "scripted")
+    assert out.code == 0, out.text
+    keys = [json.loads(line)["keys"][0] for line in log.read_text().splitlines()]
+    assert keys and all("/owner" in k for k in keys)
+    assert out.out.count("Committing the hunks the spec gives this commit (no model needed)...") == 2
+    assert [c["history"][-1] for c in _spec(repo)["commit"]] == ["complete"] * 3
+    # The conversation stays where the spec says so: its model chooses in each commit's step.
+    log.write_text("")
+    repo2 = _imported(tmp_path / "two", PLAIN.replace('owners = "questions"', 'owners = "conversation"'))
+    retcon(repo2, "run", "-m", "scripted")
+    assert any("/extract" in json.loads(line)["keys"][0] for line in log.read_text().splitlines())

@@ -203,8 +203,10 @@ def test_run_gets_assigned_hunks_and_retcon_paths_applies_them_without_paths(pro
     assert res.code == 0, res.text
     assert project.git("diff", "--name-only", "main", "feature-clean~1") == "util.py"
     assert project.tree("feature-clean") == project.tree("feature")
-    # Any model reads them in the extraction prompt.
+    # A model that chooses in each commit's conversation reads them in the extraction prompt (where
+    # questions placed the hunks, no model is asked to confirm them).
     retcon(project, "abort", "feature-clean")
+    project.git("config", "retcon.owners", "conversation")
     log = scripted({"*/extract": [{"calls": [{"name": "stuck", "arguments": {"summary": "just looking"}}]}]})
     retcon(project, "run", "-m", "scripted")
     prompt = json.loads(log.read_text().splitlines()[0])["prompt"]

@@ -57,12 +57,12 @@ def compose(repo: pygit2.Repository, base: str, tip: str, n: int, ev: Evidence,
     reading = _Reading(ev.hunks)
     _none_empty(n, ev, out, skip, reading)
     _bulk(bulk, n, ev.hunks, out)
-    _tests_after_code(ev.hunks, out)
-    _definitions_first(ev.hunks, out)
+    _tests_after_code(ev.hunks, out, reading)
+    _definitions_first(ev.hunks, out, reading)
     _renames_together(ev.hunks, out, reading)
     _none_empty(n, ev, out, skip, reading)   # a hunk brought down may have emptied a commit again
     _bulk(bulk, n, ev.hunks, out)
-    _definitions_first(ev.hunks, out)
+    _definitions_first(ev.hunks, out, reading)
     have = {o.k for o in out.owners.values()}
     out.empty = [k for k in range(n) if k not in have]
     out.uncertain = [h.id for h in ev.hunks if out.owners[h.id].who == "model, uncertain"]
@@ -95,10 +95,12 @@ def _bulk(bulk: dict[str, Bulk], n: int, hunks: list[diff.Hunk], out: Composed) 
 
 class _Reading:
     """Which hunk alone defines a name (added lines), which alone removes a name's definition
-    (removed lines, not defined again), and the names each hunk's added and removed lines use."""
+    (removed lines, not defined again), and the names each hunk's added and removed lines use:
+    read once, for every check below."""
 
     def __init__(self, hunks: list[diff.Hunk]):
         self.defines = _definitions(hunks)
+        self.users: dict[str, set[str]] = {}      # a name -> the hunks whose added lines use it
         by: dict[str, list[str]] = {}
         for h in hunks:
             for name in names.defined(names.hunk_lines(h)[0]):
@@ -107,12 +109,18 @@ class _Reading:
         self.undefines = {name: ids[0] for name, ids in by.items() if len(ids) == 1}
         self.adds = {h.id: names.used(names.hunk_lines(h)[1]) for h in hunks}
         self.removes = {h.id: names.used(names.hunk_lines(h)[0]) for h in hunks}
+        for hid, used in self.adds.items():
+            for name in used:
+                self.users.setdefault(name, set()).add(hid)
+        self.defined_by: dict[str, list[str]] = {}     # a hunk -> the names only it defines
+        for name, hid in self.defines.items():
+            self.defined_by.setdefault(hid, []).append(name)
 
     def held_back(self, hid: str, k: int, out: Composed) -> bool:
         """Whether moving hunk hid to commit k breaks what these rules keep: it defines a name an
         earlier commit uses, or removes a use of a name whose definition an earlier one removes."""
-        return any(self.defines.get(u) == hid and out.owners[g].k < k
-                   for g, us in self.adds.items() if g != hid for u in us) or \
+        return any(out.owners[g].k < k
+                   for name in self.defined_by.get(hid, ()) for g in self.users.get(name, ()) if g != hid) or \
             any((d := self.undefines.get(u)) is not None and d != hid and out.owners[d].k < k
                 for u in self.removes[hid])
 
@@ -171,17 +179,17 @@ def _definitions(hunks: list[diff.Hunk]) -> dict[str, str]:
     return {name: ids[0] for name, ids in by.items() if len(ids) == 1}
 
 
-def _tests_after_code(hunks: list[diff.Hunk], out: Composed) -> None:
+def _tests_after_code(hunks: list[diff.Hunk], out: Composed, reading: _Reading) -> None:
     """A test hunk placed before the code it tests (names the diff defines that it uses; for a new
     test file, also the module its name says) moves up to that code's commit."""
-    defs = _definitions(hunks)
+    defs = reading.defines
     by_id = {h.id: h for h in hunks}
     for h in hunks:
         own = out.owners[h.id]
         if own.who == "user" or not names.is_test(h.path):
             continue
         tested = names.tested_stem(h.path)
-        code = {defs[u] for u in names.used(names.hunk_lines(h)[1]) if u in defs and defs[u] != h.id}
+        code = {defs[u] for u in reading.adds[h.id] if u in defs and defs[u] != h.id}
         if h.kind == "add":   # a new test file goes with or after the module its name says
             code |= {g.id for g in hunks if not names.is_test(g.path) and names.stem(g.path) == tested and tested}
         code = {c for c in code if not names.is_test(by_id[c].path)}
@@ -191,11 +199,10 @@ def _tests_after_code(hunks: list[diff.Hunk], out: Composed) -> None:
             out.moved.append(f"{h.id} {h.path}: a test, moved to commit {latest + 1} with the code it tests")
 
 
-def _definitions_first(hunks: list[diff.Hunk], out: Composed) -> None:
+def _definitions_first(hunks: list[diff.Hunk], out: Composed, reading: _Reading) -> None:
     """A definition used by an earlier commit's hunk moves down to that commit."""
-    defs = _definitions(hunks)
+    defs, uses = reading.defines, reading.adds
     by_id = {h.id: h for h in hunks}
-    uses = {h.id: names.used(names.hunk_lines(h)[1]) for h in hunks}
     for _ in range(ROUNDS):
         changed = False
         for h in hunks:

@@ -9,6 +9,9 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import llm
+
+from git_retcon import diff
 from git_retcon.errors import RetconError
 from git_retcon.git.commits import check_identity
 from git_retcon.git.ids import SpecCommitId
@@ -52,7 +55,7 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
     repo = store.repo
     check_identity(store.git_dir)   # the spec is saved as a commit: refuse before any model call
     proposal: planmod.Proposed | None = None
-    outlined = False
+    outlined: _Asked | None = None     # the model and the diff the outline was asked with
     model = req.model
     if req.from_file:
         spec, _ = planmod.read_file(req.from_file, repo)
@@ -68,10 +71,9 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
         if req.from_commits:
             spec = planmod.from_commits(repo, src, rem, name)
         elif req.outline or (req.outline is None and owners.mode_of(repo, None) == "questions"):
-            outlined = True
             _refuse_existing(store, name, req.force)
             branches.check_cleaned_name(repo, name, src, rem)
-            spec = _outlined(store, req, src, rem, name, say)
+            spec, outlined = _outlined(store, req, src, rem, name, say)
         else:
             _refuse_existing(store, name, req.force)
             branches.check_cleaned_name(repo, name, src, rem)   # before the model's work, not after
@@ -87,7 +89,7 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
     spec.model = model or spec.model
     specparse.parse(spectoml.dump(spec))  # what we save must be valid
     branches.check_branches(repo, spec)
-    placed = _placed(store, spec, req, say) if (req.from_file and req.model) or outlined else None
+    placed = _placed(store, spec, req, say, outlined) if (req.from_file and req.model) or outlined else None
     if req.edit:
         edited = planmod.edit(repo, spectoml.dump(spec) + (planmod.leftover_comment(proposal.leftovers)
                                                              if proposal else ""))
@@ -111,8 +113,12 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
     return spec
 
 
+# The model loaded, and the spec's diff (merge base, tip, hunks): what placing the hunks needs again.
+_Asked = tuple[llm.Model, tuple[str, str, list[diff.Hunk]]]
+
+
 def _outlined(store: Store, req: PlanRequest, source: str, remote: str, cleaned: str,
-              say: Callable[[str], None]) -> specmod.Spec:
+              say: Callable[[str], None]) -> tuple[specmod.Spec, _Asked]:
     """`plan -m MODEL --outline`: the commits the model proposes in one call (plan/outline.py)."""
     from git_retcon.model import choose as models
     from git_retcon.model.logs import ExchangeLog
@@ -132,20 +138,21 @@ def _outlined(store: Store, req: PlanRequest, source: str, remote: str, cleaned:
         commits, _ = outline.propose(model, outline.overview(store.repo, base, tip, hunks), most,
                                      req.instructions or "", ExchangeLog(req.log, ui.line), ui.line)
     say(f"{model.model_id} proposed {len(commits)} logical commits; placing the {len(hunks)} hunks...")
-    return outline.spec_of(source, remote, cleaned, commits)
+    return outline.spec_of(source, remote, cleaned, commits), (model, (base, tip, hunks))
 
 
-def _placed(store: Store, spec: specmod.Spec, req: PlanRequest, say: Callable[[str], None]) -> owners.Placement | None:
+def _placed(store: Store, spec: specmod.Spec, req: PlanRequest, say: Callable[[str], None],
+            asked: _Asked | None = None) -> owners.Placement | None:
     """`plan --from-file F -m MODEL`: the hunks no `hunks` or `paths` of F take, placed by the owners'
     questions to MODEL and written into `hunks` (None: nothing to place, or retcon-paths, which has only
-    rules)."""
+    rules). asked: the model and diff `--outline` already had."""
     from git_retcon.model import choose as models
     from git_retcon.model.logs import ExchangeLog
 
-    model = models.load(models.choose(store.repo, req.model, None), tools=False)
+    model = asked[0] if asked else models.load(models.choose(store.repo, req.model, None), tools=False)
     if model.model_id == models.BUILTIN:
         return None
-    spec_diff = owners.spec_diff(store.repo, spec)
+    spec_diff = asked[1] if asked else owners.spec_diff(store.repo, spec)
     if not owners.unassigned(spec, spec_diff[2]):
         return None
     ui = UI()

@@ -5,6 +5,7 @@ import llm
 import pygit2
 
 from git_retcon.errors import RetconError
+from git_retcon.git import config
 from git_retcon.model.protocol import ToolsMode
 
 BUILTIN = "retcon-paths"
@@ -16,11 +17,7 @@ def choose(repo: pygit2.Repository, cli: str | None, spec_model: str | None) -> 
         return cli
     if spec_model:
         return spec_model
-    try:
-        value = repo.config["retcon.model"]
-    except KeyError:
-        return None
-    return str(value) or None
+    return config.value(repo, "retcon.model") or None
 
 
 def _ensure_builtin() -> None:

@@ -16,6 +16,7 @@ import llm
 import pygit2
 
 from git_retcon.errors import RetconError
+from git_retcon.git import config
 
 DEFAULT = 32768
 CHARS_PER_TOKEN = 3.0          # code, paths and hex ids: about 3 characters a token
@@ -103,13 +104,8 @@ def window(repo: pygit2.Repository | None, model: llm.Model, setting: int | None
     """The model's window: the user's setting, git config retcon.context, llm's option, known, default."""
     if setting:
         return Window(setting, "--context")
-    if repo is not None:
-        try:
-            value = repo.config["retcon.context"]
-        except KeyError:
-            value = None
-        if value:
-            return Window(parse(str(value), "git config retcon.context"), "git config retcon.context")
+    if value := config.value(repo, "retcon.context"):
+        return Window(parse(value, "git config retcon.context"), "git config retcon.context")
     found = _option(model.model_id)
     if found is not None:
         return Window(max(found[0], MIN_TOKENS), found[1])

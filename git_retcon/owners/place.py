@@ -12,7 +12,7 @@ import llm
 import pygit2
 
 from git_retcon import diff
-from git_retcon.errors import RetconError
+from git_retcon.git import config
 from git_retcon.git.plumbing import fork_point, get_commit
 from git_retcon.model.logs import ExchangeLog
 from git_retcon.owners.compose import Composed, Owner, compose
@@ -41,20 +41,7 @@ class Placement:
 def mode_of(repo: pygit2.Repository, spec_owners: OwnersMode | None) -> OwnersMode:
     """How hunks no rule assigns get their commit: the spec's `owners`, else git config
     retcon.owners, else "questions" (`run`'s questions; `plan -m`'s outline, then questions)."""
-    if spec_owners:
-        return spec_owners
-    try:
-        value = repo.config["retcon.owners"]
-    except (KeyError, pygit2.GitError):
-        value = None
-    if value is None:
-        return "questions"
-    value = value.strip().lower()
-    for mode in OWNERS_MODES:
-        if value == mode:
-            return mode
-    raise RetconError(f"git config retcon.owners = {value!r}: use questions or conversation "
-                      "(git config retcon.owners questions)")
+    return spec_owners or config.choice(repo, "retcon.owners", OWNERS_MODES) or "questions"
 
 
 def ends(repo: pygit2.Repository, spec: specmod.Spec) -> tuple[str, str]:

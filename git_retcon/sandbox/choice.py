@@ -9,6 +9,7 @@ from typing import cast
 import pygit2
 
 from git_retcon.errors import RetconError
+from git_retcon.git import config
 from git_retcon.sandbox.confine import HOW_TO_GET, MODES, Mechanism, Mode, Sandbox
 from git_retcon.sandbox.probe import available
 from git_retcon.state.spec import Spec
@@ -20,20 +21,7 @@ def mode_of(repo: pygit2.Repository | None, option: str | None, spec_mode: str |
         return cast(Mode, option)
     if spec_mode:
         return cast(Mode, spec_mode)
-    value = None
-    if repo is not None:
-        try:
-            value = repo.config["retcon.sandbox"]
-        except (KeyError, pygit2.GitError):
-            value = None
-    if value is None:
-        return "auto"
-    value = value.strip().lower()
-    for mode in MODES:
-        if value == mode:
-            return mode
-    raise RetconError(f"git config retcon.sandbox = {value!r}: use auto, require or off "
-                      "(git config retcon.sandbox auto)")
+    return config.choice(repo, "retcon.sandbox", MODES) or "auto"
 
 
 def choose(repo: pygit2.Repository | None, option: str | None = None, spec_mode: str | None = None,

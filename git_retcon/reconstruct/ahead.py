@@ -184,7 +184,7 @@ class Ahead:
         ahead = Work(w.run, w.stored, w.br, w.wt, w.commands, w.model, k)
         tree = tree_of(get_commit(w.run.repo, parent))
         # One whose spec takes everything left stops in its own turn, before anything is applied.
-        return nothing_left(ahead, tree) is None and takes_everything(ahead, tree) is None
+        return nothing_left(ahead, tree, who=False) is None and takes_everything(ahead, tree) is None
 
     def _go_ahead(self, w: Work, journal: Journal, tip: CommitId) -> None:
         """The model extracts the next logical commit on the last one made; held, not recorded."""

@@ -37,8 +37,9 @@ def refuse_unmatched(repo: pygit2.Repository, spec: specmod.Spec, br: Branches, 
                 f"'{spec.source}' changes: fix them (git retcon spec edit {name}), then run again")
 
 
-def nothing_left(w: Work, tree: TreeId) -> str | None:
-    """Why logical commit k has nothing left to take on tree (None: it may have)."""
+def nothing_left(w: Work, tree: TreeId, who: bool = True) -> str | None:
+    """Why logical commit k has nothing left to take on tree (None: it may have). who: say which
+    earlier commits took it (a diff of each commit made so far: only where the text is shown)."""
     c = w.commit
     if w.run.remaining is None:
         w.run.remaining = diff.RemainingDiff(w.run.repo, w.br.source_tree)
@@ -51,7 +52,7 @@ def nothing_left(w: Work, tree: TreeId) -> str | None:
     if any(i in ids for i in c.hunks) or (c.paths and any(_touches(h, c.paths) for h in left)):
         return None
     what = f"its paths {c.paths}" if c.paths else "its planned hunks"
-    takers = _takers(w, c.paths)
+    takers = _takers(w, c.paths) if who else ""
     return f"every change under {what} is taken already" + (f", by {takers}" if takers else "")
 
 
@@ -86,8 +87,7 @@ def emptied(w: Work, before: TreeId, after: TreeId) -> list[tuple[int, str]]:
         later = replace(w, k=j)
         if later.commit.created:
             continue
-        why = nothing_left(later, after)
-        if why is not None and nothing_left(later, before) is None:
+        if nothing_left(later, before, who=False) is None and (why := nothing_left(later, after)) is not None:
             found.append((j, why))
     return found
 

@@ -106,8 +106,9 @@ class _Reader:
             self.counts[path] = Counter(w for ln in lines for w in names.words(ln))
         return self.counts[path][word] >= COMMON
 
-    def terms(self, h: diff.Hunk) -> dict[str, float]:
-        """Each word the hunk says, with the weight of where it says it (the highest)."""
+    def terms(self, h: diff.Hunk, around: str | None) -> dict[str, float]:
+        """Each word the hunk says, with the weight of where it says it (the highest); around: the
+        definition it sits in (around(), found once per hunk)."""
         removed, added = names.hunk_lines(h)
         out: dict[str, float] = {}
 
@@ -118,7 +119,6 @@ class _Reader:
         put(names.words(" ".join(added or removed)), LINES)
         put(names.words(names.stem(h.path)), FILE)
         put({w for n in names.defined(added or removed) for w in names.words(n)}, DEFINES)
-        around = self.around(h)
         if around:
             put(names.words(around), AROUND)
         return out
@@ -173,7 +173,8 @@ def gather(repo: pygit2.Repository, spec: specmod.Spec, base: str, tip: str,
         scores = [0.0] * n
         strong = [False] * n
         said: list[list[str]] = [[] for _ in range(n)]     # the words that made a commit strong
-        for w, weight in reader.terms(h).items():
+        inside = reader.around(h)
+        for w, weight in reader.terms(h, inside).items():
             for k in range(n):
                 if w in commit_words[k]:
                     scores[k] += weight / naming[w]
@@ -206,7 +207,7 @@ def gather(repo: pygit2.Repository, spec: specmod.Spec, base: str, tip: str,
         else:   # no evidence at all: every commit is plausible
             keep = order
         ev.ranked[h.id] = [(k, round(scores[k], 3)) for k in keep]
-        if (inside := reader.around(h)) is not None:
+        if inside is not None:
             ev.around[h.id] = inside
     return ev
 

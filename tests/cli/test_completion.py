@@ -38,6 +38,9 @@ for line in "$@"; do
 done
 """
 
+# The terminal echoes what is typed: a marker typed whole would be read back from the echo before
+# compinit has run, and the tab would reach a shell still loading (on a busy machine). Typed split
+# ('<<REA''DY>>'), it matches only when printed.
 ZSH_DRIVER = r"""
 zmodload zsh/zpty
 zpty z zsh -f -i
@@ -45,7 +48,7 @@ zpty -w z "PS1= ; fpath=($1 \$fpath); autoload -Uz compinit; compinit -u -D"
 zpty -w z "zstyle ':completion:*:*:git:*' user-commands retcon:'clean up'"
 zpty -w z 'comppostfuncs=(_done); _done() { print -r -- "<<END>>" }'
 zpty -w z 'compadd () { builtin compadd -O __hits "$@"; print -l -r -- "<<M>>"${^__hits}; builtin compadd "$@" }'
-zpty -w z "bindkey '^I' complete-word; print '<<READY>>'"
+zpty -w z "bindkey '^I' complete-word; print '<<REA''DY>>'"
 zpty -r z line '*<<READY>>*'
 zpty -n -w z "$2"$'\t'
 while zpty -r z line; do

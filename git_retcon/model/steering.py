@@ -3,7 +3,7 @@ advice for the kind of mistake it keeps making, not a generic "try again"."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import llm
@@ -83,16 +83,19 @@ class Steering:
             self.ledger.said.append(text)
             raise llm.CancelToolCall(text + self._repeated(call) + self._steering())
 
-    def turn_failed(self, what: str, text: str, kind: ErrorKind = "other") -> None:
-        """A turn that ended without a tool call counts against the error budget."""
-        self._failed(what, text, kind)
+    def turn_failed(self, what: str, text: str, kind: ErrorKind = "other",
+                    summary: Callable[[int], str] | None = None) -> None:
+        """A turn that ended without a tool call counts against the error budget; summary(failures)
+        is the stuck's summary when it spends the budget (else: the calls kept failing)."""
+        self._failed(what, text, kind, summary)
 
-    def _failed(self, name: str, text: str, kind: ErrorKind) -> None:
+    def _failed(self, name: str, text: str, kind: ErrorKind, summary: Callable[[int], str] | None = None) -> None:
         self.errors.append(f"{name}: {text}")
         self.kinds.append(kind)
         self.streak += 1
         if len(self.errors) >= MAX_TOOL_ERRORS:
-            self.step.give_up(f"the model's tool calls kept failing ({len(self.errors)} errors); "
+            self.step.give_up(summary(len(self.errors)) if summary is not None else
+                              f"the model's tool calls kept failing ({len(self.errors)} errors); "
                               f"last: {clip(self.errors[-1], 300)}")
 
     def _repeated(self, call: object) -> str:

@@ -32,7 +32,7 @@ from llm.models import ToolDef
 from git_retcon.model import protocol, take
 from git_retcon.model.args import shallow
 from git_retcon.model.logs import ExchangeLog
-from git_retcon.model.outcome import GaveUp, OverBudget, StepOutcome, Stuck
+from git_retcon.model.outcome import GaveUp, OverBudget, StepOutcome
 from git_retcon.model.protocol import ToolsMode
 from git_retcon.model.retry import ModelUnavailable as ModelUnavailable  # what the loop catches
 from git_retcon.model.retry import Retry
@@ -63,6 +63,17 @@ class StepResult:
     cuts: list[str] = field(default_factory=list)   # what was cut to fit the context window
 
 
+@dataclass
+class Costs:
+    """What the step's conversation spent so far, across the retries of its backend."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    calls: int = 0            # the model's responses
+    cuts: list[str] = field(default_factory=list)
+
+
 def run_step(model: llm.Model, system: str, prompt: str, steer: str, session: Session,
              chain_limit: int = DEFAULT_CHAIN_LIMIT, over_budget: Callable[[int], bool] | None = None,
              on_retry: Callable[[str, int, float], None] | None = None,
@@ -71,17 +82,18 @@ def run_step(model: llm.Model, system: str, prompt: str, steer: str, session: Se
     """over_budget(tokens this step) says when to stop for the token budget;
     on_retry(error, attempt, seconds) is told before each backoff sleep;
     log records each exchange for `llm logs`; mode says how the model calls the tools;
-    window keeps each request within the model's context."""
-    result = StepResult(Stuck(""))
+    window keeps each request within the model's context. The outcome is the session's:
+    a tool or the conversation ended the step there (`Session.end`, the one place)."""
+    costs = Costs()
     retry = Retry(model.model_id, "nothing was recorded for this step", on_retry=on_retry)
     started = time.monotonic()
-    talk = _Conversation(model, system, prompt, steer, session, chain_limit, result, over_budget, log, mode,
+    talk = _Conversation(model, system, prompt, steer, session, chain_limit, costs, over_budget, log, mode,
                          window)
-    try:
-        return retry.call(talk.run, restart=lambda: take.restart(session))
-    finally:
-        result.retries = retry.retries
-        result.seconds = time.monotonic() - started
+    retry.call(talk.run, restart=lambda: take.restart(session))
+    outcome = session.outcome
+    assert outcome is not None, "a conversation returns only once the step has ended"
+    return StepResult(outcome, costs.input_tokens, costs.output_tokens, costs.calls, retry.retries,
+                      time.monotonic() - started, costs.cached_tokens, costs.cuts)
 
 
 @dataclass
@@ -93,14 +105,33 @@ class _Done:
     answer: str
 
 
+@dataclass(frozen=True)
+class Restart:
+    """The conversation starts again from the step's prompt and a digest of its calls: pending is
+    the answer to send with it, why what the digest says of the reason ("" for none)."""
+
+    pending: str = ""
+    why: str = "to fit your context window"
+
+
+@dataclass
+class Turn:
+    """What the model did in one turn: its last response and that response's text (a turn ends
+    with a response that calls no tool), or that the conversation must start again."""
+
+    last: llm.Response | None = None
+    final: str = ""
+    restart: Restart | None = None
+
+
 class _Conversation:
-    """One step's conversation with the model."""
+    """One step's conversation with the model: turns, each a value, until the step has ended."""
 
     def __init__(self, model: llm.Model, system: str, prompt: str, steer: str, session: Session,
-                 chain_limit: int, result: StepResult, over_budget: Callable[[int], bool] | None,
+                 chain_limit: int, costs: Costs, over_budget: Callable[[int], bool] | None,
                  log: ExchangeLog | None, mode: ToolsMode, window: Window | None) -> None:
         self.model, self.prompt, self.steer, self.session = model, prompt, steer, session
-        self.chain_limit, self.result, self.over_budget, self.log = chain_limit, result, over_budget, log
+        self.chain_limit, self.costs, self.over_budget, self.log = chain_limit, costs, over_budget, log
         self.mode, self.window = mode, window
         self.tools: list[llm.Tool] = tool_defs(session)
         self.params = {t.name: list(t.input_schema.get("properties") or {}) for t in self.tools}
@@ -108,6 +139,7 @@ class _Conversation:
             [(t.name, t.description or "", t.input_schema) for t in self.tools])
         self.done: list[_Done] = []
         self.replies = 0        # characters of the model's own replies in the conversation (sent back with it)
+        self.last_words = ""    # the model's last non-empty text: a stuck's summary when it spends its turns
 
     def _after(self, tool: object, call: object, res: llm.ToolResult) -> None:
         self.session.steering.after_call(tool, call, res)
@@ -122,103 +154,101 @@ class _Conversation:
             tools=list[ToolDef](self.tools) if self.mode == "native" else None, chain_limit=self.chain_limit,
             before_call=self.session.steering.before_call, after_call=self._after)
 
-    def run(self) -> StepResult:
-        session, result = self.session, self.result
+    def run(self) -> None:
+        """Turns until the step has ended (from its start again when the backend retries)."""
         self.done.clear()
-        self.replies = 0
-        conv = self._open()
-        last_words = ""
-        spent = False
-        text = self.prompt
-        while True:
-            if result.calls >= self.chain_limit and session.outcome is None:
-                session.end(_unfinished(result.calls, last_words))
-            if session.outcome is not None:
-                result.outcome = session.outcome
-                return result
-            # A model that says it cannot stream (llm's CLI asks it not to) is not asked to.
-            chain = conv.chain(text, system=self.system, stream=bool(getattr(self.model, "can_stream", True)))
-            final = ""    # the text of the turn's last response: the one without tool calls
-            last: llm.Response | None = None
-            cut = False
-            try:
-                for response in chain.responses():
-                    # The tool call that ended the step ran while this response was being
-                    # set up; it has not been sent yet, so no tokens are spent.
-                    if session.outcome is None and spent:
-                        session.end(OverBudget())
-                    if session.outcome is not None:
-                        break
-                    last = response
-                    final = response.text()
-                    self.replies += len(final)
-                    if final.strip():
-                        last_words = final.strip()
-                    usage = response.usage()
-                    if self.log is not None:
-                        self.log.record(response)
-                    result.calls += 1
-                    cached = cached_tokens(usage.details)
-                    result.input_tokens += (usage.input or 0) + cached.extra
-                    result.cached_tokens += cached.tokens
-                    result.output_tokens += usage.output or 0
-                    # The calls of this response still run (it may have committed); the next is not sent.
-                    spent = self.over_budget is not None and self.over_budget(
-                        result.input_tokens + result.output_tokens)
-                    if self._crowded(response, usage) and response.tool_calls():
-                        # The answers to these calls might not fit: run them here, and start again.
-                        response.execute_tool_calls(before_call=session.steering.before_call,
-                                                    after_call=self._after, tools=list[ToolDef](self.tools))
-                        cut = True
-                        break
-                    if result.calls >= self.chain_limit:
-                        break
-                if session.outcome is None and spent:
+        self.replies, self.last_words = 0, ""
+        conv, text = self._open(), self.prompt
+        while not self._over():
+            turn = self._turn(conv, text)
+            if not self.session.ended():
+                conv, text = self._next(conv, turn)
+
+    def _over(self) -> bool:
+        """Whether the step has ended; a model that spent its responses ends it here."""
+        if self.costs.calls >= self.chain_limit:
+            self.session.end(_unfinished(self.costs.calls, self.last_words))
+        return self.session.ended()
+
+    def _turn(self, conv: Any, text: str) -> Turn:
+        """One turn: the chain of responses (llm runs their tool calls) until one calls no tool,
+        the step ends, the token budget is spent, or the next request might not fit."""
+        session, turn, spent = self.session, Turn(), False
+        chain = conv.chain(text, system=self.system, stream=bool(getattr(self.model, "can_stream", True)))
+        try:
+            for response in chain.responses():
+                # The tool call that ended the step ran while this response was being
+                # set up; it has not been sent yet, so no tokens are spent.
+                if spent:
                     session.end(OverBudget())
-            except Halt as exc:
-                raise exc.error from None   # git-retcon's own failure: the run stops with it
-            except RecursionError:
-                # The backend's client could not read the reply (arguments nested thousands deep), and
-                # the conversation lost it: it starts again from the prompt and what the step did.
-                session.steering.turn_failed("your reply", "its tool call was nested too deeply to read", "type")
-                if session.steering.budget_left() <= 0 and session.outcome is None:
-                    session.end(GaveUp("the model's replies could not be read (nested too deeply)"))
-                if session.outcome is None:
-                    conv, text = self._cut_back(
-                        conv, "Your last reply could not be read: its tool call nests lists or objects too deeply. "
-                        f"Call the tool again with plain arguments. ({session.steering.budget_left()} more failures "
-                        "end this step as stuck.)", why="")
-                    continue
-            except ValueError as exc:
-                if not _chain_limit(exc):
-                    raise
-                if session.outcome is None:
-                    session.end(_unfinished(self.chain_limit, last_words))
-            if session.outcome is not None:
-                result.outcome = session.outcome
-                return result
-            if cut:
-                conv, text = self._cut_back(conv)
-                continue
-            if result.calls >= self.chain_limit:
-                continue
-            # The turn ended with no tool call: calls written as text run, else steering.
-            calls = read_calls(final, self.params)
-            if calls and calls[0].ok and last is not None:
-                text = self._run_written(last, calls)
-                if session.outcome is not None:
-                    result.outcome = session.outcome
-                    return result
-            else:
-                text = self._steering(final, calls)
-                if session.steering.budget_left() <= 0:
-                    result.outcome = GaveUp(
-                        "the model ended its turn without create_commit or stuck "
-                        f"({len(session.steering.errors)} failed calls and turns in this step)"
-                        + (f"; its last words: {clip(last_words, 1000)}" if last_words else ""))
-                    return result
-            if self._too_long(text):
-                conv, text = self._cut_back(conv, text)
+                if session.ended():
+                    break
+                turn.last, turn.final = response, response.text()
+                usage = self._count(response, turn.final)
+                # The calls of this response still run (it may have committed); the next is not sent.
+                spent = self.over_budget is not None and self.over_budget(
+                    self.costs.input_tokens + self.costs.output_tokens)
+                if self._crowded(response, usage) and response.tool_calls():
+                    # The answers to these calls might not fit: run them here, and start again.
+                    response.execute_tool_calls(before_call=session.steering.before_call,
+                                                after_call=self._after, tools=list[ToolDef](self.tools))
+                    turn.restart = Restart()
+                    break
+                if self.costs.calls >= self.chain_limit:
+                    break
+            if spent:
+                session.end(OverBudget())
+        except Halt as exc:
+            raise exc.error from None   # git-retcon's own failure: the run stops with it
+        except RecursionError:
+            return self._unreadable()
+        except ValueError as exc:
+            if not _chain_limit(exc):
+                raise
+            session.end(_unfinished(self.chain_limit, self.last_words))
+        return turn
+
+    def _count(self, response: llm.Response, final: str) -> llm.Usage:
+        """A response's text and tokens, counted against the step."""
+        self.replies += len(final)
+        if final.strip():
+            self.last_words = final.strip()
+        usage = response.usage()
+        if self.log is not None:
+            self.log.record(response)
+        self.costs.calls += 1
+        cached = cached_tokens(usage.details)
+        self.costs.input_tokens += (usage.input or 0) + cached.extra
+        self.costs.cached_tokens += cached.tokens
+        self.costs.output_tokens += usage.output or 0
+        return usage
+
+    def _unreadable(self) -> Turn:
+        """The backend's client could not read the reply (arguments nested thousands deep), and
+        the conversation lost it: it starts again from the prompt and what the step did."""
+        steering = self.session.steering
+        steering.turn_failed("your reply", "its tool call was nested too deeply to read", "type")
+        if steering.budget_left() <= 0:
+            self.session.end(GaveUp("the model's replies could not be read (nested too deeply)"))
+        return Turn(restart=Restart(
+            "Your last reply could not be read: its tool call nests lists or objects too deeply. Call the tool "
+            f"again with plain arguments. ({steering.budget_left()} more failures end this step as stuck.)", why=""))
+
+    def _next(self, conv: Any, turn: Turn) -> tuple[Any, str]:
+        """What to send after a turn, and in which conversation: the answers to calls written as
+        text, else steering (which ends the step past its error budget)."""
+        if turn.restart is not None:
+            return self._cut_back(conv, turn.restart.pending, turn.restart.why)
+        if self.costs.calls >= self.chain_limit:
+            return conv, ""      # _over ends the step
+        calls = read_calls(turn.final, self.params)
+        if calls and calls[0].ok and turn.last is not None:
+            text = self._run_written(turn.last, calls)
+        else:
+            text = self._steering(turn.final, calls)
+        if not self.session.ended() and self._too_long(text):
+            return self._cut_back(conv, text)
+        return conv, text
 
     def _run_written(self, response: llm.Response, calls: list[WrittenCall]) -> str:
         """Run the calls a reply wrote as text, in order, up to the first that fails, cannot be
@@ -249,16 +279,22 @@ class _Conversation:
         budget = self.session.steering
         if calls:
             budget.turn_failed("your reply", f"wrote {', '.join(dict.fromkeys(c.name for c in calls))} as text "
-                               f"that could not be read: {calls[0].problem}", "tool")
+                               f"that could not be read: {calls[0].problem}", "tool", self._no_call)
             text = protocol.malformed(calls, self.mode) \
                 + f"\n({budget.budget_left()} more failures end this step as stuck.)"
         else:
             diagnosis = budget.diagnosis()
-            budget.turn_failed("your turn", "ended without create_commit or stuck", "turn")
+            budget.turn_failed("your turn", "ended without create_commit or stuck", "turn", self._no_call)
             text = self.steer + protocol.no_call(self.mode) + ("\n\n" + diagnosis if diagnosis else "") \
                 + f"\n({budget.budget_left()} more turns or failed calls end this step as stuck.)"
         self.session.ledger.said.append(text)     # what a stuck summary must not merely echo
         return text
+
+    def _no_call(self, failures: int) -> str:
+        """The stuck of a step whose turns spent the error budget without a call that ran."""
+        return ("the model ended its turn without create_commit or stuck "
+                f"({failures} failed calls and turns in this step)"
+                + (f"; its last words: {clip(self.last_words, 1000)}" if self.last_words else ""))
 
     # -- the context window ------------------------------------------------------------
 
@@ -292,7 +328,7 @@ class _Conversation:
         while lines and sum(len(x) + 1 for x in lines) > budget:
             lines.pop(0)
         if why and self.window is not None:
-            self.result.cuts.append(f"cut the conversation back to the prompt and a digest of {len(self.done)} "
+            self.costs.cuts.append(f"cut the conversation back to the prompt and a digest of {len(self.done)} "
                                     f"calls to fit the {self.window.tokens}-token context window")
         digest = (f"\n\nThe conversation of this step was cut back{' ' + why if why else ''}. The calls you made "
                   "so far, and the start of each answer (the worktree holds what they did):\n"

@@ -10,7 +10,7 @@ import os
 from git_retcon import diff
 from git_retcon.git.ids import tree_of
 from git_retcon.git.plumbing import get_commit, get_tree
-from git_retcon.model import answers, resolve
+from git_retcon.model import answers, meaning
 from git_retcon.model.args import ToolError
 from git_retcon.model.context import TOOL_NAMES, StepContext
 from git_retcon.model.ledger import Ledger
@@ -50,6 +50,16 @@ class Session:
 
     def ended(self) -> bool:
         return self._outcome is not None
+
+    def began(self, start: list[diff.Hunk]) -> None:
+        """The step starts on this remaining diff: nothing applied yet."""
+        self.start = start
+        self.start_names = dict(diff.names_of(start))
+        self.opening, self.opening_failed = "", False
+
+    def opened(self, answer: str, failed: bool = False) -> None:
+        """What applying the prepared items answered (failed: it was refused)."""
+        self.opening, self.opening_failed = answer, failed
 
     def give_up(self, summary: str) -> None:
         """The error budget ran out: the step ends stuck (unless it has already ended)."""
@@ -101,10 +111,10 @@ class Session:
         return frozenset(h.id for h in self.start if any(h.id.startswith(p.lower()) for p in self.ctx.prepared))
 
     def path(self, raw: str) -> str:
-        """A model's path as the worktree names it (model/resolve.path); an absolute path is
+        """A model's path as the worktree names it (model/meaning.path); an absolute path is
         refused with the relative name it means, so the model learns the form."""
         wt = self.ctx.wt
-        meant = resolve.path(
+        meant = meaning.path(
             raw, str(wt.path), str(wt.path.resolve()),
             lambda p: os.path.lexists(wt.path / p) or bool(diff.lookup(self.remaining()).covered(p)),
             lambda: {h.path for h in self.remaining()}, lambda p: (wt.path / p).exists())

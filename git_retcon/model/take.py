@@ -16,16 +16,14 @@ from git_retcon.model.session import Session
 def begin(s: Session) -> str:
     """The step's start: the remaining diff noted (the guards compare with it), then the
     prepared items applied by plain code. The answer says what they did (or why not)."""
-    s.start = list(s.remaining())
-    s.start_names = dict(diff.names_of(s.start))
-    s.opening, s.opening_failed = "", False
+    s.began(list(s.remaining()))
     if s.ctx.prepared:
         try:
-            s.opening = apply(s, list(s.ctx.prepared))
+            s.opened(apply(s, list(s.ctx.prepared)))
         except ToolError as exc:
             s.ctx.wt.reset(s.ctx.parent)
             s.sel = selection.EMPTY
-            s.opening, s.opening_failed = f"Error: {exc}", True
+            s.opened(f"Error: {exc}", failed=True)
     return s.opening
 
 
@@ -55,13 +53,7 @@ def apply(s: Session, hunk_ids: list[str]) -> str:
     items, done = found.keep, found.done
     put_back_text, taken = put_back_hint(raw, look, done), taken_before(found.earlier)
     if not items:
-        here = (f" {', '.join(done)} {'is' if len(done) == 1 else 'are'} in the worktree already (applied in "
-                "this step).") if done else ""
-        # Where the spec decided the step's hunks, what remains is the later commits' (as the prompt
-        # said): "5 hunks remain" alone read to the 1.5B model as work undone, and it called stuck.
-        later = " for the commits after this one" if s.ctx.prepared and s.ctx.step == "extract" else ""
-        return (f"Nothing to apply:{here}{taken} {len(before)} hunks remain{later}. If this commit is complete, "
-                "call create_commit()." + put_back_text + _idle(s))
+        return _nothing(s, done, taken, len(before), put_back_text)
     try:
         items, remarks = diff.expand(items, before, s.path)
     except diff.SelectionError as exc:
@@ -87,21 +79,39 @@ def apply(s: Session, hunk_ids: list[str]) -> str:
     wt.index_changed(touched)
     s.sel = selection.took(s.sel, [(h.id, h.path) for h in chosen if h.id in by_id], items,
                            {i: h.path for i, h in by_id.items()})
+    text = _applied(s, chosen, set(by_id), touched)
+    if done:
+        text += f" Already in the worktree (applied in this step): {', '.join(done)}.{put_back_text}"
+    text += taken
+    return text + "".join(f" Note: {r}." for r in remarks)
+
+
+def _nothing(s: Session, done: list[str], taken: str, left: int, put_back_text: str) -> str:
+    """The answer to an apply_hunks call that left nothing to apply."""
+    here = (f" {', '.join(done)} {'is' if len(done) == 1 else 'are'} in the worktree already (applied in "
+            "this step).") if done else ""
+    # Where the spec decided the step's hunks, what remains is the later commits' (as the prompt
+    # said): "5 hunks remain" alone read to the 1.5B model as work undone, and it called stuck.
+    later = " for the commits after this one" if s.ctx.prepared and s.ctx.step == "extract" else ""
+    return (f"Nothing to apply:{here}{taken} {left} hunks remain{later}. If this commit is complete, "
+            "call create_commit()." + put_back_text + _idle(s))
+
+
+def _applied(s: Session, chosen: list[diff.Hunk], whole: set[str], touched: list[str]) -> str:
+    """What an apply did, and what is left of the hunks it took in part (whole: the ids of the
+    remaining diff's hunks, so a chosen hunk not among them is a part of one)."""
     left = s.remaining()
-    parts = [h for h in chosen if h.id not in by_id]
+    parts = [h for h in chosen if h.id not in whole]
     text = (f"Applied {len(chosen)} hunks" + (f" ({len(parts)} of them in part)" if parts else "")
             + f" to {len(touched)} files: {', '.join(touched[:20])}. {len(left)} hunks remain.")
     if parts:
         # The rest of a hunk taken in part has a new id (ids hash content): name it, as read_diff will.
         shown = diff.names_of(left)
-        rest = [h for h in left if h.id not in by_id and h.path in {p.path for p in parts}]
+        rest = [h for h in left if h.id not in whole and h.path in {p.path for p in parts}]
         text += (" What is left of the hunks taken in part: "
                  + (", ".join(f"{shown[h.id]} ({h.path})" for h in rest[:20]) if rest else "nothing")
                  + (" (read_diff shows their line numbers)." if rest else "."))
-    if done:
-        text += f" Already in the worktree (applied in this step): {', '.join(done)}.{put_back_text}"
-    text += taken
-    return text + "".join(f" Note: {r}." for r in remarks)
+    return text
 
 
 def _idle(s: Session) -> str:

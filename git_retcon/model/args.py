@@ -16,7 +16,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from git_retcon.model import resolve
+from git_retcon.model import meaning
 
 ErrorKind = typing.Literal["type", "id", "path", "tool", "turn", "empty", "edit", "state", "guard", "other"]
 
@@ -43,7 +43,6 @@ MEANING = {
 _JSON_TYPE = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array",
               tuple: "array", dict: "object", type(None): "null"}
 _SPLIT = re.compile(r"[\s,;]+")
-_WRAPPERS = ("arguments", "args", "input", "parameters", "params", "kwargs")
 MAX_DEPTH = 16          # lists and objects within each other in one argument, at most (no tool needs 3)
 
 
@@ -115,12 +114,12 @@ def bind(name: str, fn: Callable[..., object], given: dict[str, Any]) -> tuple[d
     # {"arguments": {...}}: the call's arguments wrapped once more.
     if len(given) == 1:
         (key, value), = given.items()
-        if key not in params and key in _WRAPPERS and isinstance(value, dict) and set(value) <= set(params):
+        if key not in params and key in meaning.ARGUMENT_KEYS and isinstance(value, dict) and set(value) <= set(params):
             given = dict(value)
     unknown = [k for k in given if k not in params]
     missing = [p for p, spec in params.items() if p not in given and spec.default is inspect.Parameter.empty]
     if unknown:
-        meant = resolve.parameter(unknown, list(params), list(given), missing)
+        meant = meaning.parameter(unknown, list(params), list(given), missing)
         if meant.found:
             notes.append(meant.note)
             given[meant.value] = given.pop(unknown[0])
@@ -153,26 +152,7 @@ def bind(name: str, fn: Callable[..., object], given: dict[str, Any]) -> tuple[d
 
 # Parameters that hold apply_hunks items: ids, id:LINES selections and paths.
 _ITEMS = {"hunk_ids"}
-_ID = r"[0-9a-fA-F]{4,}"
-# Each dress begins an item (_START: at its start, or after a space or comma of a comma string)
-# and a bracketed one ends it (_END), so that a path is never undressed: `src/cafe (1).txt`,
-# `data/beef[1].csv` and `docs/#cafe.md` stay as they are.
-_START = r"(?<![^\s,])"
-_END = r"(?=\s*(?:,|$))"
-_KIND = r"(?:add|modify|delete|rename|copy|mode)\s+\+\d+\s+-\d+\s*"
-_DRESS = [  # how models dress an id, and the plain form
-    (re.compile(r"`"), ""),
-    (re.compile(rf"{_START}(?:hunk|id)(?:[ _]id)?\s*[:#]?\s*(?={_ID}\b)", re.I), ""),
-    (re.compile(rf"{_START}#(?={_ID}\b)"), ""),
-    (re.compile(rf"{_START}({_ID})\s*\([^()]*\){_END}"), r"\1"),                    # 3f2a9c (src/a.py)
-    (re.compile(rf"{_START}({_ID})\s*\[\s*((?:lines?\s*)?\d[^\]]*)\]{_END}", re.I), r"\1:\2"),   # 3f2a9c[1-4]
-    (re.compile(rf"{_START}({_ID})\s*:?\s*\blines?\s*:?\s*(?=\d)", re.I), r"\1:"),        # 3f2a9c lines 1-4
-    # A line of the prompt's hunk lists copied whole ("e8aa invoicing/tax.py add +27 -0"), or its tail
-    # alone as an item of its own (the 1.5B model sent ["invoicing/tax.py", "e8aa", "add +27 -0"]).
-    (re.compile(rf"^\s*({_ID})\s+\S+\s+{_KIND}$"), r"\1"),
-    (re.compile(rf"^\s*{_KIND}$"), ""),
-]
-_SEL = re.compile(rf"^({_ID})\s*:\s*(.*)$", re.S)
+_SEL = re.compile(rf"^({meaning.ID})\s*:\s*(.*)$", re.S)
 _DASH = re.compile(r"\s*(?:\.\.\.?|[\u2010-\u2015\u2212]|\bto\b)\s*")      # 1..4, 1–4, 1 to 4
 
 
@@ -186,7 +166,7 @@ def plain_item(item: object) -> object:
     if not isinstance(item, str):
         return item
     text = item
-    for pattern, plain in _DRESS:
+    for pattern, plain in meaning.ID_DRESS:
         text = pattern.sub(plain, text)
     m = _SEL.match(text.strip())
     if m:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from git_retcon.model import meaning
 from git_retcon.model.outcome import GaveUp, Stuck
 from git_retcon.ui import clip
 
@@ -27,19 +28,10 @@ def _words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _COMMON]
 
 
-# "this commit is complete", "no further actions are required": a model that says it is done, in stuck.
-_DONE = re.compile(r"\b(?:is|are|looks?|seems?) (?:now |already )?(?:complete|done|finished|ready)\b|"
-                   r"\bno (?:further |more |other )?(?:action|change|step)s? "
-                   r"(?:are |is )?(?:needed|required|necessary)\b|"
-                   r"\bno further (?:action|change|step)s?\b|"
-                   r"\balready (?:contains|holds|has|includes|in the worktree)\b|"
-                   r"\bnothing (?:else|more) (?:is )?(?:needed|required|to do)\b", re.I)
-
-
 def says_done(summary: str) -> bool:
     """Whether a stuck summary says the commit is complete (the 1.5B model's "... so this commit is
     complete. No further actions are required.", with its hunks applied)."""
-    return bool(_DONE.search(summary))
+    return bool(meaning.SAYS_DONE.search(summary))
 
 
 def echoes(summary: str, answers: Iterable[str]) -> str | None:

@@ -1,6 +1,6 @@
 """The tools on worktree files: read_file, and the writes by hand (write_file, edit_file,
 delete_file), which a selection records (model/selection.wrote). Paths are the session's
-(model/resolve.path), confined to the worktree (Worktree.confine).
+(model/meaning.path), confined to the worktree (Worktree.confine).
 """
 from __future__ import annotations
 

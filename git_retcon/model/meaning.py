@@ -42,6 +42,42 @@ def _one_of(found: Sequence[str], note: str = "") -> Resolved:
     return Resolved("ambiguous", options=tuple(found)) if found else Resolved("unknown")
 
 
+# -- the words models write calls in: every reader of a reply reads these -----------------------
+
+# The key that names the tool in a call written as JSON: {"tool": "read_diff", ...}.
+NAME_KEYS = ("name", "tool", "tool_name", "function", "action", "recipient_name")
+# The key that holds a call's arguments, in the order a reader looks for it: {"name": "stuck",
+# "parameters": {"summary": "..."}}; a native call whose arguments came wrapped once more in one
+# of them, {"arguments": {"path": "a.py"}}, is read as its contents (model/args.bind).
+ARGUMENT_KEYS = ("arguments", "parameters", "args", "input", "params", "action_input", "kwargs")
+ID = r"[0-9a-fA-F]{4,}"
+# Each dress begins an item (_START: at its start, or after a space or comma of a comma string)
+# and a bracketed one ends it (_END), so that a path is never undressed: `src/cafe (1).txt`,
+# `data/beef[1].csv` and `docs/#cafe.md` stay as they are.
+_START = r"(?<![^\s,])"
+_END = r"(?=\s*(?:,|$))"
+_KIND = r"(?:add|modify|delete|rename|copy|mode)\s+\+\d+\s+-\d+\s*"
+ID_DRESS = [  # how models dress an id, and the plain form: `3f2a9c` (src/a.py) -> 3f2a9c
+    (re.compile(r"`"), ""),
+    (re.compile(rf"{_START}(?:hunk|id)(?:[ _]id)?\s*[:#]?\s*(?={ID}\b)", re.I), ""),
+    (re.compile(rf"{_START}#(?={ID}\b)"), ""),
+    (re.compile(rf"{_START}({ID})\s*\([^()]*\){_END}"), r"\1"),                    # 3f2a9c (src/a.py)
+    (re.compile(rf"{_START}({ID})\s*\[\s*((?:lines?\s*)?\d[^\]]*)\]{_END}", re.I), r"\1:\2"),   # 3f2a9c[1-4]
+    (re.compile(rf"{_START}({ID})\s*:?\s*\blines?\s*:?\s*(?=\d)", re.I), r"\1:"),        # 3f2a9c lines 1-4
+    # A line of the prompt's hunk lists copied whole ("e8aa invoicing/tax.py add +27 -0"), or its tail
+    # alone as an item of its own (the 1.5B model sent ["invoicing/tax.py", "e8aa", "add +27 -0"]).
+    (re.compile(rf"^\s*({ID})\s+\S+\s+{_KIND}$"), r"\1"),
+    (re.compile(rf"^\s*{_KIND}$"), ""),
+]
+# "this commit is complete", "no further actions are required": a model that says it is done, in stuck.
+SAYS_DONE = re.compile(r"\b(?:is|are|looks?|seems?) (?:now |already )?(?:complete|done|finished|ready)\b|"
+                       r"\bno (?:further |more |other )?(?:action|change|step)s? "
+                       r"(?:are |is )?(?:needed|required|necessary)\b|"
+                       r"\bno further (?:action|change|step)s?\b|"
+                       r"\balready (?:contains|holds|has|includes|in the worktree)\b|"
+                       r"\bnothing (?:else|more) (?:is )?(?:needed|required|to do)\b", re.I)
+
+
 # -- tool names -----------------------------------------------------------------------------------
 
 _NAMESPACE = re.compile(r"^(functions|tools|tool|default_api)[.:/]+")

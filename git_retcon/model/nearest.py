@@ -1,7 +1,7 @@
 """What a model's failed call most likely meant, for its answer: where edit_file's `old` does
 not occur, the file's lines nearest to it (so a model copies them exactly instead of reading
 the whole file again, or guessing); hunks it names that it has applied already; a path
-written as a diff header writes it (`a/src/x.py`). The readings themselves are model/resolve.py's."""
+written as a diff header writes it (`a/src/x.py`). The readings themselves are model/meaning.py's."""
 from __future__ import annotations
 
 import difflib
@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 
 from git_retcon.diff import Hunk, lookup
-from git_retcon.model import resolve
+from git_retcon.model import meaning
 from git_retcon.model.applied import under as is_under
 
 _HEX = re.compile(r"[0-9a-f]+")
@@ -78,7 +78,7 @@ def meant_ids(keys: list[str], remaining: list[Hunk], names: dict[str, str], as_
         path = as_path(key) if key.strip() else key
         if low in (".", "") or look.covered(path.rstrip("/")) or look.starting(path):
             continue    # it names a path
-        guess = resolve.hunk_id(low, shown)
+        guess = meaning.hunk_id(low, shown)
         if guess.found:
             h = look.by_id[shown[guess.value]]
             out.append(f"{key!r}: did you mean {guess.value} ({h.path})?")
@@ -88,6 +88,6 @@ def meant_ids(keys: list[str], remaining: list[Hunk], names: dict[str, str], as_
 
 
 def nearest_paths(name: str, remaining: list[Hunk]) -> list[str]:
-    """The remaining paths a name may mean (model/resolve.file_name), one or several."""
-    meant = resolve.file_name(name, {h.path for h in remaining})
+    """The remaining paths a name may mean (model/meaning.file_name), one or several."""
+    meant = meaning.file_name(name, {h.path for h in remaining})
     return [meant.value] if meant.found else list(meant.options)

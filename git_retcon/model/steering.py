@@ -8,7 +8,7 @@ from typing import Protocol
 
 import llm
 
-from git_retcon.model import resolve
+from git_retcon.model import meaning
 from git_retcon.model.answers import ADVICE
 from git_retcon.model.args import ErrorKind, ToolError
 from git_retcon.model.ledger import Ledger
@@ -75,7 +75,7 @@ class Steering:
             raise llm.CancelToolCall("this step has already ended")
         if tool is None:
             name = getattr(call, "name", "?")
-            meant = resolve.tool(str(name), self.tool_names)
+            meant = meaning.tool(str(name), self.tool_names)
             text = (f'there is no tool "{name}"' + (f": did you mean {meant.value}? Call it by that exact name"
                                                     if meant.found else "")
                     + f"; the tools are {', '.join(self.tool_names)}")

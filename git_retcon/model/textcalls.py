@@ -16,11 +16,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from git_retcon.model import resolve
+from git_retcon.model import meaning
 from git_retcon.model.args import shallow
 
-_NAME_KEYS = ("name", "tool", "tool_name", "function", "action", "recipient_name")
-_ARG_KEYS = ("arguments", "parameters", "args", "input", "params", "action_input")
 _IGNORED_KEYS = {"type", "id", "call_id", "tool_call_id", "index"}
 _MAX_TEXT = 200_000     # characters of a reply read for calls (a model that writes more is cut)
 
@@ -50,7 +48,7 @@ class WrittenCall:
 
 def _tool(value: object, tools: Mapping[str, Sequence[str]]) -> str | None:
     """The tool a name means: `apply_hunks`, `functions.apply_hunks`, `default_api.apply_hunks`."""
-    meant = resolve.written_tool(value, tools)
+    meant = meaning.written_tool(value, tools)
     return meant.value if meant.found else None
 
 
@@ -84,11 +82,11 @@ def _from_json(obj: object, tools: Mapping[str, Sequence[str]], at: int, end: in
         for item in obj:
             found += _from_json(item, tools, at, end)
     elif isinstance(obj, dict):
-        for key in _NAME_KEYS:
+        for key in meaning.NAME_KEYS:
             value = obj.get(key)
             name = _tool(value, tools)
             if name is not None:
-                arg_key = next((k for k in _ARG_KEYS if k in obj), None)
+                arg_key = next((k for k in meaning.ARGUMENT_KEYS if k in obj), None)
                 if arg_key is not None:
                     args, problem = _arguments(obj[arg_key], name, tools[name])
                 else:   # {"name": "create_commit", "message": "x"}: the arguments beside the name
@@ -250,7 +248,7 @@ def read_calls(text: str, tools: Mapping[str, Sequence[str]]) -> list[WrittenCal
     found = [c for c in found if not any(_inside(c, a) for a in found)]
     # A call's JSON shape with its name, where no JSON could be decoded: broken JSON.
     names = _alternation(tools)
-    for m in re.finditer(rf"[\"'](?:{'|'.join(_NAME_KEYS)})[\"']\s*:\s*[\"'](?:\w+\.)?({names})[\"']", text):
+    for m in re.finditer(rf"[\"'](?:{'|'.join(meaning.NAME_KEYS)})[\"']\s*:\s*[\"'](?:\w+\.)?({names})[\"']", text):
         if not any(c.name == m.group(1) and c.at <= m.start() < _span_end(text, c) for c in found) \
                 and not any(c.at < m.start() < c.end for c in found):
             found.append(WrittenCall(m.group(1), {}, f"the call to {m.group(1)} is not valid JSON (check its quotes, "

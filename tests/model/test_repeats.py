@@ -3,8 +3,8 @@ the same call; hunks applied already in the step are named as in the worktree, w
 remains; a path written as a diff header writes it (`a/util.py`) means the path."""
 from __future__ import annotations
 
+from git_retcon.model.meaning import undiffed
 from git_retcon.model.nearest import applied_already
-from git_retcon.model.resolve import undiffed
 from testing.flow import call, retcon, turn
 from tests.model.test_answers import results, small
 

@@ -6,7 +6,7 @@ import pytest
 
 from git_retcon.diff import Hunk
 from git_retcon.diff.select import Item
-from git_retcon.model import guards, resolve, selection
+from git_retcon.model import guards, meaning, selection
 from git_retcon.model.context import TOOL_NAMES
 from git_retcon.model.ledger import Ledger
 from git_retcon.state.spec import paths_match
@@ -24,28 +24,28 @@ from git_retcon.state.spec import paths_match
     ("launch_rockets", "unknown", ""),
 ])
 def test_a_tool_name_resolves_exact_read_as_or_unknown(written, how, meant):
-    got = resolve.tool(written, TOOL_NAMES)
+    got = meaning.tool(written, TOOL_NAMES)
     assert (got.how, got.value) == (how, meant)
 
 
 def test_a_tool_written_as_text_is_read_only_exact_or_namespaced():
     names = {"stuck": [], "read_diff": []}
-    assert resolve.written_tool("default_api.read_diff", names).value == "read_diff"
-    assert resolve.written_tool("stuck", names).how == "exact"
-    assert not resolve.written_tool("Stuck", names).found          # prose is not a call
-    assert not resolve.written_tool(3, names).found
+    assert meaning.written_tool("default_api.read_diff", names).value == "read_diff"
+    assert meaning.written_tool("stuck", names).how == "exact"
+    assert not meaning.written_tool("Stuck", names).found          # prose is not a call
+    assert not meaning.written_tool(3, names).found
 
 
-def _path(raw: str, files: set[str], root: str = "/w") -> resolve.Resolved:
-    return resolve.path(raw, root, root, files.__contains__, lambda: files, files.__contains__)
+def _path(raw: str, files: set[str], root: str = "/w") -> meaning.Resolved:
+    return meaning.path(raw, root, root, files.__contains__, lambda: files, files.__contains__)
 
 
 def test_a_path_resolves_relative_dotted_and_diff_header_forms():
     files = {"src/a.py", "src", "a.py"}
-    assert _path("src/a.py", files) == resolve.Resolved("exact", "src/a.py")
+    assert _path("src/a.py", files) == meaning.Resolved("exact", "src/a.py")
     assert _path("./src/a.py", files).how == "read-as"
     assert _path("b/src/a.py", files).value == "src/a.py"
-    assert _path("new/file.py", files) == resolve.Resolved("exact", "new/file.py")    # a path to write
+    assert _path("new/file.py", files) == meaning.Resolved("exact", "new/file.py")    # a path to write
 
 
 def test_an_absolute_path_is_unknown_and_its_note_names_the_relative_one():
@@ -59,19 +59,19 @@ def test_an_absolute_path_is_unknown_and_its_note_names_the_relative_one():
 
 def test_a_file_name_resolves_to_the_one_path_it_ends_or_all_it_may_mean():
     paths = {"invoicing/money.py", "invoicing/tax.py", "tests/test_tax.py", "docs/tax.md"}
-    assert resolve.file_name("money.py", paths) == resolve.Resolved("read-as", "invoicing/money.py")
-    assert resolve.file_name("invoicing/money", paths).value == "invoicing/money.py"
-    both = resolve.file_name("tax", paths)
+    assert meaning.file_name("money.py", paths) == meaning.Resolved("read-as", "invoicing/money.py")
+    assert meaning.file_name("invoicing/money", paths).value == "invoicing/money.py"
+    both = meaning.file_name("tax", paths)
     assert both.how == "ambiguous" and set(both.options) == {"invoicing/tax.py", "docs/tax.md"}
-    assert resolve.file_name("../x", paths).how == "unknown"
+    assert meaning.file_name("../x", paths).how == "unknown"
 
 
 def test_a_hunk_id_near_miss_reads_as_the_one_id_it_is_one_edit_from():
     shown = {"8b03": "8b03aa", "3f2a": "3f2a11"}
-    assert resolve.hunk_id("t8b03", shown).value == "8b03"      # a stray character
-    assert resolve.hunk_id("8b30", shown).value == "8b03"       # two swapped
-    assert resolve.hunk_id("8b0", shown).how == "unknown"        # too short to be sure
-    two = resolve.hunk_id("3f2b", {"3f2a": "3f2a1", "3f2c": "3f2c1"})
+    assert meaning.hunk_id("t8b03", shown).value == "8b03"      # a stray character
+    assert meaning.hunk_id("8b30", shown).value == "8b03"       # two swapped
+    assert meaning.hunk_id("8b0", shown).how == "unknown"        # too short to be sure
+    two = meaning.hunk_id("3f2b", {"3f2a": "3f2a1", "3f2c": "3f2c1"})
     assert two.how == "ambiguous" and two.options == ("3f2a", "3f2c")
 
 
@@ -162,8 +162,8 @@ def test_a_confirmation_is_a_reason_only_in_words_of_its_own(confirm, ok):
 
 def test_an_argument_name_reads_as_the_one_parameter_it_can_mean():
     params = ["path", "content"]
-    got = resolve.parameter(["file"], params, ["file", "content"], ["path"])
+    got = meaning.parameter(["file"], params, ["file", "content"], ["path"])
     assert (got.how, got.value, got.note) == ("read-as", "path", "(read 'file' as 'path')")
-    assert resolve.parameter(["ids"], ["hunk_ids"], ["ids"], []).value == "hunk_ids"   # the only one
-    assert not resolve.parameter(["a", "b"], params, ["a", "b"], ["path", "content"]).found
-    assert not resolve.parameter(["x"], params, ["x", "path", "content"], []).found
+    assert meaning.parameter(["ids"], ["hunk_ids"], ["ids"], []).value == "hunk_ids"   # the only one
+    assert not meaning.parameter(["a", "b"], params, ["a", "b"], ["path", "content"]).found
+    assert not meaning.parameter(["x"], params, ["x", "path", "content"], []).found

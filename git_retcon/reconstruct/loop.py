@@ -21,22 +21,21 @@ import llm
 
 from git_retcon.errors import RetconError
 from git_retcon.git.ids import CommitId, tree_of
-from git_retcon.git.ownership import refuse_checked_out
 from git_retcon.git.plumbing import get_commit, ref_target, short
 from git_retcon.model.outcome import Proposed, Stuck
-from git_retcon.owners import place as owners_room
 from git_retcon.reconstruct import absorb, fixloop, questions, report, restack, steps
 from git_retcon.reconstruct.ahead import Ahead
-from git_retcon.reconstruct.branch import Branches, recorded, refuse_taken
-from git_retcon.reconstruct.empty import emptied, nothing_left, refuse_unmatched, takes_everything
+from git_retcon.reconstruct.branch import Branches
+from git_retcon.reconstruct.empty import emptied, nothing_left, takes_everything
 from git_retcon.reconstruct.journal import Journal, Made, Stop, note_tip_verdicts
 from git_retcon.reconstruct.judge import check_base, set_up, test_tip
+from git_retcon.reconstruct.preflight import load_model, preflight
 from git_retcon.reconstruct.squash import finish_interrupted, squash
 from git_retcon.reconstruct.stops import refuse_stuck, stop_error
 from git_retcon.reconstruct.work import Options, Run, Work
-from git_retcon.sandbox import choice, confine, keep
+from git_retcon.sandbox import confine, keep
 from git_retcon.sandbox.pool import PoolWorktree, pool_names
-from git_retcon.sandbox.runner import Commands, check_command_exists
+from git_retcon.sandbox.runner import Commands
 from git_retcon.sandbox.setup import Setup
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import oplog
@@ -48,30 +47,19 @@ __all__ = ["Options", "Run", "reconstruct"]
 
 def reconstruct(run: Run) -> None:
     """`git retcon run`: everything between loading the spec and the report."""
-    repo, store, name = run.repo, run.store, run.name
+    store, name = run.store, run.name
     stored = store.load(name)
-    if (k := stored.spec.current()) is not None:
-        refuse_stuck(run, stored, k)
-    br = Branches(repo, stored.spec)
+    ready = preflight(run, stored)    # every refusal before anything is written, in one list
     if run.opts.dry_run:
-        report.dry_run(run, stored, br)
+        report.dry_run(run, stored, ready.branches)
         return
-    # The model, its key and the commands are checked before anything is written, whenever a
-    # model may be needed: work left in the spec, or commits on the branch to adopt.
-    model = None
-    if _work_left(run, stored, br):
-        model = _ready_model(run, stored.spec)
-        refuse_unmatched(repo, stored.spec, br, name)
-    refuse_checked_out(repo, stored.spec.cleaned)
-    refuse_taken(repo, stored.spec)
-    sandbox = choice.for_spec(repo, stored.spec, run.opts.sandbox)   # `require` with none: refused here
-    owners = owners_room.mode_of(repo, stored.spec.owners)   # a bad retcon.owners: refused here
-    run.owners = owners
+    assert ready.sandbox is not None
+    run.owners = ready.owners
     with store.lock(name):
         # An absorb killed half way is finished before this run's own record starts.
         absorb.finish_interrupted(store, store.load(name), run.ui.line)
         with oplog.recording(store, name, "run", oplog.refs_of(stored.spec.cleaned, name)):
-            _locked(run, br, model, sandbox, owners)
+            _locked(run, ready.branches, ready.model, ready.sandbox, ready.owners)
 
 
 def _locked(run: Run, br: Branches, model: llm.Model | None, sandbox: confine.Sandbox,
@@ -101,7 +89,7 @@ def _locked(run: Run, br: Branches, model: llm.Model | None, sandbox: confine.Sa
         report.final(run, stored, squashed)
         return
     if model is None:  # only adopted commits reopened the work
-        model = _load_model(run, stored.spec)
+        model = load_model(run, stored.spec)
     wt = Worktree.ensure(repo, name, tip)
     spec = stored.spec
     commands = Commands(store, wt.path, spec.build, spec.test, spec.timeout, on_run=wt.touched_by_command,
@@ -199,31 +187,6 @@ def _extract(w: Work, journal: Journal, ahead: Ahead | None) -> Made | Stop:
     return journal.make(w, res, tip)
 
 
-def _work_left(run: Run, stored: Stored, br: Branches) -> bool:
-    """Whether a model may be needed: a logical commit not complete, or commits on the cleaned
-    branch past the recorded ones (adopted, they reopen the last logical commit)."""
-    if stored.spec.current() is not None:
-        return True
-    made = recorded(run.repo, stored.spec)
-    return br.cleaned_tip is not None and br.cleaned_tip != (made[-1] if made else br.base)
-
-
-def _load_model(run: Run, spec: specmod.Spec) -> llm.Model:
-    from git_retcon.model import choose as models
-
-    return models.load(models.choose(run.repo, run.opts.model, spec.model), mode=run.opts.tools)
-
-
-def _ready_model(run: Run, spec: specmod.Spec) -> llm.Model:
-    """The model, and the configured commands checked, before anything is written."""
-    model = _load_model(run, spec)
-    for kind in ("setup", "build", "test"):
-        command = getattr(spec, kind)
-        if command:
-            check_command_exists(command, kind)
-    return model
-
-
 def _finished_already(run: Run, stored: Stored, br: Branches) -> None:
     """Every logical commit complete: nothing to do, or the source's later changes to absorb."""
     tip: CommitId | None = ref_target(run.repo, br.cleaned_ref)
@@ -231,7 +194,7 @@ def _finished_already(run: Run, stored: Stored, br: Branches) -> None:
     if tip_tree != br.source_tree:   # the source moved on since (review fixes): absorbed where they belong
         run.ui.line(f"All logical commits are complete, and '{stored.spec.source}' has changed since:")
         name = run.opts.model or stored.spec.model
-        absorb.absorb_locked(run.store, stored, run.ui, [], _load_model(run, stored.spec) if name else None)
+        absorb.absorb_locked(run.store, stored, run.ui, [], load_model(run, stored.spec) if name else None)
     else:
         run.ui.line(f"Nothing to do: all {len(stored.spec.commits)} logical commits are complete.")
 

@@ -417,7 +417,7 @@ class Cheapest(llm.Model):
     def execute(self, prompt: llm.Prompt, stream: bool, response: llm.Response,
                 conversation: llm.Conversation | None) -> Iterator[str]:
         user = next(p.text for m in prompt.messages if m.role == "user" for p in m.parts if hasattr(p, "text"))
-        k = read_step(user).k
+        number = read_step(user).number
         turn = sum(1 for m in prompt.messages if m.role == "assistant")
         # after: a prompt that carries the whole remaining diff needs no read_diff first
         turn += 1 if self.after and WHOLE_DIFF_LEAD in user else 0
@@ -427,7 +427,7 @@ class Cheapest(llm.Model):
         elif turn == 1:
             tip = self.repo.references.get(f"refs/heads/{CLEANED}")
             w = str(tip.peel(pygit2.Commit).tree_id) if tip is not None else self.states[0]
-            calls = (cheapest(self.repo, w, self.states[k], self.states[-1], self.after, self.tally.misses)
+            calls = (cheapest(self.repo, w, self.states[number], self.states[-1], self.after, self.tally.misses)
                      or [("read_diff", {})])
         elif turn == 2:
             calls = [("create_commit", {})]   # no message: the spec's (as the prompts say)
@@ -436,9 +436,9 @@ class Cheapest(llm.Model):
         else:
             calls = [("stuck", {"summary": f"unexpected: {results[-1:]}"})]
         for name, args in calls:
-            self.tally.calls.append((k, name, len(json.dumps(args))))
+            self.tally.calls.append((number, name, len(json.dumps(args))))
             if name == "write_file":
-                self.tally.writes.append((k, args["path"]))
+                self.tally.writes.append((number, args["path"]))
             response.add_tool_call(llm.ToolCall(name=name, arguments=args))
         response.set_usage(input=1, output=1)
         yield ""

@@ -94,7 +94,7 @@ def written(calls: list[dict[str, Any]], form: str = "fenced") -> str:
 
 def step_keys(prompt: str) -> list[str]:
     fields = read_step(prompt)
-    k = str(fields.k) if fields.k else "?"
+    k = str(fields.number) if fields.number else "?"
     step, attempt = fields.step, str(fields.attempt)
     return [f"{k}/{step}/{attempt}", f"{k}/{step}", f"*/{step}/{attempt}", f"*/{step}",
             f"{step}/{attempt}", step]

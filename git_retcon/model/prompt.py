@@ -18,7 +18,7 @@ def template(name: str) -> Template:
 
 
 # The heading every step prompt starts with (plan's chunked prompts name a chunk or a part).
-_HEADING = re.compile(r"^(?:Commit|Chunk|Part) (?P<k>\d+)/(?P<n>\d+)(?:: (?P<summary>.*))?$", re.M)
+_HEADING = re.compile(r"^(?:Commit|Chunk|Part) (?P<number>\d+)/(?P<n>\d+)(?:: (?P<summary>.*))?$", re.M)
 _STEP = re.compile(r"^Step: (?P<step>[\w-]+)(?: \(attempt (?P<attempt>\d+)\))?", re.M)
 _BRIEF = re.compile(r"<brief>\n?(.*?)\n?</brief>", re.S)
 _APPLIED = re.compile(r"^Applied for you: .*\n((?:  \S.*\n?)+)", re.M)
@@ -28,7 +28,7 @@ _APPLIED = re.compile(r"^Applied for you: .*\n((?:  \S.*\n?)+)", re.M)
 class StepPrompt:
     """A step prompt's fields, read back."""
 
-    k: int = 0                      # 1-based; 0 when the prompt has no heading
+    number: int = 0                 # the heading's count, from 1; 0 when the prompt has no heading
     n: int = 0
     summary: str = ""
     step: str = "extract"           # extract, fix, or one of plan's steps
@@ -42,7 +42,7 @@ class StepPrompt:
 def read_step(prompt: str) -> StepPrompt:
     out = StepPrompt()
     if m := _HEADING.search(prompt):
-        out.k, out.n, out.summary = int(m["k"]), int(m["n"]), (m["summary"] or "").strip()
+        out.number, out.n, out.summary = int(m["number"]), int(m["n"]), (m["summary"] or "").strip()
     if m := _STEP.search(prompt):
         out.step, out.attempt = m["step"], int(m["attempt"] or 1)
     try:

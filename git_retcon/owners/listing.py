@@ -13,6 +13,7 @@ from git_retcon import diff
 from git_retcon.git.plumbing import get_commit
 from git_retcon.owners import place
 from git_retcon.owners.evidence import Who, gather
+from git_retcon.state import spec as specmod
 from git_retcon.state.store import Store, Stored
 
 WALK = 1000     # spec-chain commits looked through for the last placement
@@ -35,9 +36,9 @@ class Row:
 
     def as_json(self) -> dict[str, object]:
         h = self.hunk
+        commit = None if self.k is None else specmod.number(self.k)
         return {"id": h.id, "path": h.path, "kind": h.kind, "lines": self.lines(), "added": h.added_lines,
-                "removed": h.removed_lines, "commit": None if self.k is None else self.k + 1, "who": self.who,
-                "why": self.why}
+                "removed": h.removed_lines, "commit": commit, "who": self.who, "why": self.why}
 
 
 def last_placement(store: Store, stored: Stored) -> dict[str, tuple[int, Who]]:

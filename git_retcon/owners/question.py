@@ -67,8 +67,8 @@ class Tally:
 
 def schema(choices: list[int]) -> dict[str, Any]:
     """The reply's JSON schema: one of the choices' numbers (1-based, as people count)."""
-    return {"type": "object", "properties": {"commit": {"type": "integer", "enum": [k + 1 for k in choices]}},
-            "required": ["commit"]}
+    numbers = [specmod.number(k) for k in choices]
+    return {"type": "object", "properties": {"commit": {"type": "integer", "enum": numbers}}, "required": ["commit"]}
 
 
 def order(hid: str, choices: list[int]) -> list[int]:
@@ -136,11 +136,11 @@ class Asker:
         self.index: dict[str, int] = {}     # hunk id -> its place among the questions (Part k/n)
 
     def _prompt(self, hs: list[diff.Hunk], choices: list[int], again: str) -> str:
-        listed = ", ".join(str(k + 1) for k in choices)
+        listed = ", ".join(str(specmod.number(k)) for k in choices)
         h = hs[0]
         how = ('Reply with JSON: {"commit": N}, N one of those numbers.' if self.structured
                else "Reply with the number only.")
-        return template("owner.md").substitute(commits=self.prefix, k=str(self.index.get(h.id, 0) + 1),
+        return template("owner.md").substitute(commits=self.prefix, part=str(self.index.get(h.id, 0) + 1),
                                                n=str(max(len(self.index), 1)), choices=listed,
                                                how=how + again, path=h.path,
                                                hunk="\n\n".join(hunk_text(x) for x in hs),
@@ -170,7 +170,7 @@ class Asker:
         got = read_reply(text, choices, self.structured)
         if got is None:
             shown = " ".join(text.split())[:60]
-            listed = ", ".join(str(k + 1) for k in choices)
+            listed = ", ".join(str(specmod.number(k)) for k in choices)
             again = f"\nYour last reply ({shown!r}) named none of them: reply with one of {listed}."
             got = read_reply(self._call(self._prompt(h, choices, again), choices), choices, self.structured)
         return got

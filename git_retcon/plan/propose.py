@@ -169,9 +169,9 @@ class Planner:
         return template("plan.md").substitute(self.values, step="plan" + attempt, index=index,
                                               answer=self.asker.how("commits", False))
 
-    def _chunk_prompt(self, attempt: str, k: int, n: int, label: str, index: str, count: int) -> str:
+    def _chunk_prompt(self, attempt: str, part: int, n: int, label: str, index: str, count: int) -> str:
         return template("plan-chunk.md").substitute(
-            self.values, step="plan-chunk" + attempt, part=str(k), parts=str(n), label=label,
+            self.values, step="plan-chunk" + attempt, part=str(part), parts=str(n), label=label,
             index=index, count=str(count), answer=self.asker.how("groups", False))
 
     def _chunked(self, normal: list[Hunk], cost: dict[str, int]) -> tuple[list[Entry], int]:
@@ -182,29 +182,29 @@ class Planner:
                  f"({min(self.limits.jobs, n)} at a time)...")
         done = [0]
 
-        def one(k: int) -> list[Entry]:
-            label, hs = chunks[k]
+        def one(i: int) -> list[Entry]:
+            label, hs = chunks[i]
             index = diff.index_lines(hs, budget=10 ** 9)
             known = {h.id: h.path for h in hs}
             checked = self.asker.ask(
-                lambda attempt: self._chunk_prompt(attempt, k + 1, n, label, index, len(hs)), "groups", False,
+                lambda attempt: self._chunk_prompt(attempt, i + 1, n, label, index, len(hs)), "groups", False,
                 lambda e: check(e, known, None, "hunk"))
-            self._accept(f"chunk {k + 1}", checked.unassigned, checked.others)
+            self._accept(f"chunk {i + 1}", checked.unassigned, checked.others)
             with self.lock:
                 done[0] += 1
                 if n <= 20 or done[0] % max(1, n // 10) == 0 or done[0] == n:
-                    self.say(f"  {done[0]}/{n} chunks done (chunk {k + 1}, {label}: {len(checked.entries)} groups)")
+                    self.say(f"  {done[0]}/{n} chunks done (chunk {i + 1}, {label}: {len(checked.entries)} groups)")
             return checked.entries
 
         # Group ids follow the chunks' order, whatever order the answers came in.
-        groups = [self._group(e, f"chunk {k + 1}: {chunks[k][0]}")
-                  for k, entries in enumerate(self._parallel(one, n)) for e in entries]
+        groups = [self._group(e, f"chunk {i + 1}: {chunks[i][0]}")
+                  for i, entries in enumerate(self._parallel(one, n)) for e in entries]
         return self._combine(groups), n
 
     def _parallel(self, fn: Callable[[int], T], n: int) -> list[T]:
         """fn(0..n-1) on at most `jobs` threads; the first error cancels what has not started."""
         with ThreadPoolExecutor(max_workers=max(1, self.limits.jobs)) as pool:
-            futures = [pool.submit(fn, k) for k in range(n)]
+            futures = [pool.submit(fn, i) for i in range(n)]
             finished, _ = wait(futures, return_when=FIRST_EXCEPTION)
             failed = next((f for f in finished if f.exception() is not None), None)
             if failed is not None:
@@ -217,9 +217,9 @@ class Planner:
         self.gids += 1
         return Group(f"g{self.gids}", e.message, e.hints, e.ids, where)
 
-    def _combine_prompt(self, attempt: str, k: int, n: int, lines: str, task: str, most: int | None) -> str:
+    def _combine_prompt(self, attempt: str, part: int, n: int, lines: str, task: str, most: int | None) -> str:
         return template("plan-combine.md").substitute(
-            self.values, step="plan-combine" + attempt, part=str(k), parts=str(n), task=task, groups=lines,
+            self.values, step="plan-combine" + attempt, part=str(part), parts=str(n), task=task, groups=lines,
             limit=(f"Propose at most {most} commits.\n" if most else ""), answer=self.asker.how("commits", True))
 
     def _combine(self, groups: list[Group], level: int = 1) -> list[Entry]:
@@ -244,13 +244,13 @@ class Planner:
         n = len(batches)
         self.say(f"Combining {len(groups)} groups in {n} parts (level {level})...")
 
-        def one(k: int) -> list[Entry]:
-            batch = batches[k]
+        def one(i: int) -> list[Entry]:
+            batch = batches[i]
             if len(batch) == 1:
                 return [Entry(batch[0].message, batch[0].hints, batch[0].ids)]
-            return self._combine_call(batch, lines, k + 1, n, part, max(1, len(batch) // 2))
+            return self._combine_call(batch, lines, i + 1, n, part, max(1, len(batch) // 2))
 
-        merged = [self._group(e, f"part {k + 1}") for k, entries in enumerate(self._parallel(one, n))
+        merged = [self._group(e, f"part {i + 1}") for i, entries in enumerate(self._parallel(one, n))
                   for e in entries]
         if len(merged) >= len(groups):
             # The model merged nothing: pair neighbours so that every level shrinks.
@@ -259,14 +259,14 @@ class Planner:
             merged = [self._group(Entry(a.message, a.hints, a.ids + (b.ids if b else [])), a.where) for a, b in pairs]
         return self._combine(merged, level + 1)
 
-    def _combine_call(self, groups: list[Group], lines: dict[str, str], k: int, n: int, task: str,
+    def _combine_call(self, groups: list[Group], lines: dict[str, str], part: int, n: int, task: str,
                       most: int | None) -> list[Entry]:
         text = "\n".join(lines[g.gid] for g in groups)
         known = {g.gid: "" for g in groups}
-        checked = self.asker.ask(lambda attempt: self._combine_prompt(attempt, k, n, text, task, most),
+        checked = self.asker.ask(lambda attempt: self._combine_prompt(attempt, part, n, text, task, most),
                                  "commits", True, lambda e: check(e, known, most, "group"))
         by_gid = {g.gid: g for g in groups}
-        self._accept(f"combining part {k}" if n > 1 else "combining",
+        self._accept(f"combining part {part}" if n > 1 else "combining",
                      [i for gid in checked.unassigned for i in by_gid[gid].ids], checked.others)
         # Entry ids are group ids here: expand them to hunk ids.
         return [Entry(e.message, e.hints, [i for gid in e.ids for i in by_gid[gid].ids]) for e in checked.entries]

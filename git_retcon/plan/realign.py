@@ -36,7 +36,7 @@ class Cut:
     def lines(self, cleaned: str) -> list[str]:
         out = []
         if self.cleared:
-            which = ", ".join(str(k + 1) for k in self.cleared)
+            which = ", ".join(str(specmod.number(k)) for k in self.cleared)
             out.append(f"Logical commit{'s' if len(self.cleared) > 1 else ''} {which} changed place or content "
                        "after a run: their history is cleared, the next run builds them afresh.")
         if self.kept_tip is not None:
@@ -80,11 +80,11 @@ def _prefix(repo: pygit2.Repository, spec: specmod.Spec, chain: list[CommitId]) 
     in order, then the one under way if its commits follow (a later one is never kept: an
     inserted or moved commit before it changes what it is built on)."""
     at = 0
-    for k, c in enumerate(spec.commits):
+    for upto, c in enumerate(spec.commits, start=1):    # upto: the logical commits up to this one
         mine = [full_sha(repo, s) for s in c.created]
         if chain[at: at + len(mine)] != mine:
-            return k, at
+            return upto - 1, at
         at += len(mine)
         if c.state != "complete":
-            return k + 1, at
+            return upto, at      # this one kept, under way
     return len(spec.commits), at

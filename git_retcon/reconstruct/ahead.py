@@ -171,7 +171,7 @@ class Ahead:
     # -- the work done ahead ---------------------------------------------------
 
     def _may_go_ahead(self, w: Work) -> bool:
-        k = w.number + len(self.held)
+        k = w.k + len(self.held) + 1     # the logical commit after those held
         if self.aside or len(self.held) >= self.size or k >= w.n:
             return False
         if self.held and (self.held[-1].made is None or self.held[-1].stuck is not None):

@@ -127,7 +127,8 @@ class Journal:
             run.ui.line(f"Adopting {short(sha)} into commit {k + 1}/{len(spec.commits)}")
             c = spec.commits[k]
             if not ownership.made_by(run.repo, sha, run.name):   # a human's: noted before the spec says it
-                notes.write_commit(run.store, sha, notes.new_commit(run.name, k + 1, "adopted", len(c.created) + 1))
+                note = notes.new_commit(run.name, specmod.number(k), "adopted", len(c.created) + 1)
+                notes.write_commit(run.store, sha, note)
             c.history.append(specmod.CommitCreated(sha))
             run.store.update(self.stored, f"adopt {short(sha)} into commit {k + 1}")
 
@@ -266,7 +267,7 @@ class Journal:
             return
         tokens = note.get("tokens", {"input": 0, "output": 0})
         notes.add_spent(self.run.store, self.stored.commit, {
-            "index": made.k + 1, "why": "set aside", "input": tokens["input"], "output": tokens["output"],
+            "index": specmod.number(made.k), "why": "set aside", "input": tokens["input"], "output": tokens["output"],
             "calls": note.get("model_calls", 0), "seconds": note.get("model_seconds", 0.0)})
 
     def close(self, model: str, stop: notes.Stop) -> None:

@@ -18,6 +18,7 @@ from git_retcon.sandbox.runner import Commands, Result
 from git_retcon.sandbox.setup import Setup
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import notes
+from git_retcon.state import spec as specmod
 from git_retcon.state.store import Store, Stored
 from git_retcon.ui import UI
 
@@ -104,8 +105,8 @@ def write_notes(store: Store, stored: Stored, made: list[Remade]) -> None:
         old = [full_sha(repo, s) for s in spec.commits[r.k].created] if not r.new else []
         for i, sha in enumerate(r.commits):
             before = notes.read_commit(store, old[i]) if i < len(old) else None
-            note = before or notes.new_commit(stored.name, r.k + 1, "initial", i + 1)
-            note["index"] = r.k + 1
+            note = before or notes.new_commit(stored.name, specmod.number(r.k), "initial", i + 1)
+            note["index"] = specmod.number(r.k)
             if i < len(old):
                 note["rewritten_from"] = old[i]
             if i == len(r.commits) - 1:

@@ -50,7 +50,7 @@ def final(run: Run, stored: Stored, squashed: int = 0) -> None:
     wips = wip_count(run, made)
     # A logical commit with no commit of its own is a finding, not a success: its changes are in
     # the commits before it, and the history is not the one the spec asked for.
-    empty = [k + 1 for k, c in enumerate(spec.commits) if not c.created]
+    empty = [specmod.number(k) for k, c in enumerate(spec.commits) if not c.created]
     ui.heading("Complete!" if not empty else "Complete, with empty logical commits")
     if empty:
         ui.line(f"{plural(len(made), 'commit')} for {plural(len(spec.commits), 'logical commit')}; "

@@ -118,9 +118,12 @@ def _write(store: Store, stored: Stored, base: CommitId, old: str, tip: CommitId
         target.history += [specmod.Absorbed(what), *(specmod.CommitCreated(s) for s in r.commits)]
         if r.passed:
             target.history.append(specmod.Complete())
-    stop = failed.k + 1 if failed is not None else conflict.k if conflict is not None else len(spec.commits)
-    for c in spec.commits[stop:]:
-        c.history.clear()   # built afresh by the run, on the restacked commits
+    # The last logical commit restacked (a failing one keeps its commits for the fix loop); those
+    # after it are built afresh by the run, on the restacked commits.
+    last = failed.k if failed is not None else conflict.k - 1 if conflict is not None else len(spec.commits)
+    for j, c in enumerate(spec.commits):
+        if j > last:
+            c.history.clear()
     new_tip = next((r.commits[-1] for r in reversed(kept) if r.commits), base)
     store.update(stored, f"restack onto {short(base)}" + (
         f": up to commit {failed.k + 1}, which fails" if failed is not None else

@@ -97,7 +97,7 @@ def _note(store: Store, stored: Stored, k: int, shas: list[CommitId], fold: bool
     """The new commit's note: the first commit's, with tokens summed over all it replaces,
     the last one's build/test results, and for a fold the provenance of the fixes."""
     olds = [notes.read_commit(store, s) for s in shas]
-    note = notes.new_commit(stored.name, k + 1, "initial", 1)
+    note = notes.new_commit(stored.name, specmod.number(k), "initial", 1)
     # Keys of the first note this version does not know are kept, as they were.
     kept = {key: v for key, v in (olds[0] or {}).items() if key not in ("diagnosis", "rework", "squashed")}
     note = cast(CommitNote, {**kept, **note})

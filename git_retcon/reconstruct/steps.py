@@ -123,9 +123,9 @@ def rules(w: Work) -> guards.SpecRules:
     """What the spec gives commit k and the commits after it, for create_commit's guards."""
     c = w.commit
     rules = guards.SpecRules(number=w.number, n=w.n, paths=list(c.paths), mine=set(c.hunks), hints=c.hints)
-    for j in range(w.number, w.n):
+    for j in range(w.k + 1, w.n):     # the logical commits after this one
         nxt = w.spec.commits[j]
-        whose = guards.Later(j + 1, nxt.summary)
+        whose = guards.Later(specmod.number(j), nxt.summary)
         for hid in nxt.hunks:
             rules.later.setdefault(hid, whose)
         if nxt.paths:
@@ -200,7 +200,7 @@ def prompt_values(w: Work, st: StepStart) -> dict[str, str]:
     files, added, removed = (len(sums.files), sums.added, sums.removed) if sums is not None else diff.stat(remaining)
     w.run.ui.line(f"Computing diff ({plural(added + removed, 'line')})...")
     return {
-        "k": str(w.number), "n": str(w.n), "summary": c.summary,
+        "number": str(w.number), "n": str(w.n), "summary": c.summary,
         "message": c.message, "hints": c.hints.strip() or "(none)",
         "paths": json.dumps(c.paths) if c.paths else "(none given)",
         # As the step began: what plain code applied of them is listed under "Applied for you".

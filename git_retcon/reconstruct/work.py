@@ -117,7 +117,7 @@ class Work:
 
     @property
     def number(self) -> int:
-        return self.k + 1
+        return specmod.number(self.k)
 
     @property
     def n(self) -> int:

@@ -166,6 +166,12 @@ class Spec:
         return copy.deepcopy(self)
 
 
+def number(k: int) -> int:
+    """People's count of logical commit k (its 0-based index in the spec): in every message,
+    prompt and note. The one conversion; `k` is always the index."""
+    return k + 1
+
+
 def paths_match(path: str, patterns: list[str]) -> bool:
     """Whether a commit's `paths` take path: fnmatch globs (`*` crosses directories); a plain name
     also matches what lies under it, and `.` (the repository's root) everything."""

@@ -7,7 +7,7 @@ import json
 from git_retcon.model.prompt import read_step, template
 
 VALUES = {
-    "k": "2", "n": "5", "summary": "parser: accept trailing commas", "message": "parser: accept trailing commas\n",
+    "number": "2", "n": "5", "summary": "parser: accept trailing commas", "message": "parser: accept trailing commas\n",
     "hints": "Only the grammar.", "paths": json.dumps(["src/parser/", "tests/test parser.py"]),
     "assigned": "3f2a 8e01 (1 of the 3 planned are no longer in the remaining diff)", "resolution": "",
     "stat": "4 hunks in 3 files (+10 -2)", "index": "(empty)", "applied": "",
@@ -16,7 +16,7 @@ VALUES = {
 
 def test_an_extraction_prompt_reads_back_as_written():
     fields = read_step(template("extract.md").substitute(VALUES))
-    assert (fields.k, fields.n, fields.summary, fields.step, fields.attempt) == (
+    assert (fields.number, fields.n, fields.summary, fields.step, fields.attempt) == (
         2, 5, "parser: accept trailing commas", "extract", 1)
     assert fields.paths == ["src/parser/", "tests/test parser.py"]
     assert fields.assigned == VALUES["assigned"]
@@ -26,7 +26,7 @@ def test_an_extraction_prompt_reads_back_as_written():
 def test_a_fix_prompt_reads_back_with_its_attempt_and_brief():
     brief = "Test failed: `pytest` (exit 1)\n\nCandidate hunks in the remaining diff:\n  3f2a src/x.py modify +1 -0: y"
     fields = read_step(template("fix.md").substitute(VALUES, attempt="3", brief=brief))
-    assert (fields.k, fields.n, fields.step, fields.attempt) == (2, 5, "fix", 3)
+    assert (fields.number, fields.n, fields.step, fields.attempt) == (2, 5, "fix", 3)
     assert fields.brief == brief
     assert fields.paths == ["src/parser/", "tests/test parser.py"]
 
@@ -44,5 +44,5 @@ def test_the_hunks_applied_for_the_model_read_back_by_their_ids():
 
 def test_a_prompt_without_the_fields_reads_as_empty():
     fields = read_step("Write a haiku.")
-    assert (fields.k, fields.step, fields.paths, fields.assigned, fields.brief) == (0, "extract", [], "", "")
+    assert (fields.number, fields.step, fields.paths, fields.assigned, fields.brief) == (0, "extract", [], "", "")
     assert read_step("Paths: (none given)").paths == []

@@ -324,12 +324,12 @@ def short(sha: str | None) -> str:
     return sha[:9] if sha else "nothing"
 
 
-def first_parent_chain(repo: pygit2.Repository, tip: str, stop: str, limit: int | None = None) -> list[CommitId]:
-    """Commits from stop (exclusive) to tip (inclusive) along first parents, oldest first;
+def first_parent_chain(repo: pygit2.Repository, tip: str, since: str, limit: int | None = None) -> list[CommitId]:
+    """Commits from since (exclusive) to tip (inclusive) along first parents, oldest first;
     at most limit of them (the newest), when given."""
     chain: list[CommitId] = []
     cur = find_commit(repo, tip)
-    while cur is not None and str(cur.id) != stop and (limit is None or len(chain) < limit):
+    while cur is not None and str(cur.id) != since and (limit is None or len(chain) < limit):
         chain.append(CommitId(str(cur.id)))
         if not cur.parent_ids:
             break

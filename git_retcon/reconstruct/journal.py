@@ -270,7 +270,7 @@ class Journal:
             "index": specmod.number(made.k), "why": "set aside", "input": tokens["input"], "output": tokens["output"],
             "calls": note.get("model_calls", 0), "seconds": note.get("model_seconds", 0.0)})
 
-    def close(self, model: str, stop: notes.Stop) -> None:
+    def close(self, model: str, stop: notes.RunEnd) -> None:
         """Write what is held back (a run that stops before a verdict: its entry, as adoption
         would), then the run's token totals on the spec's current commit."""
         if self._unsaved:

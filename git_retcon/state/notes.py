@@ -30,7 +30,7 @@ CommandResult = Literal["pass", "fail", "timeout", "notfound"]
 Verdict = Literal["pass", "fail", "skipped", "timeout", "notfound"]
 COMMAND_KINDS: tuple[CommandKind, ...] = ("build", "test")
 # How a run ended: all complete, a stuck stop, --max-tokens, or an error.
-Stop = Literal["complete", "stuck", "budget", "error"]
+RunEnd = Literal["complete", "stuck", "budget", "error"]   # how a run ended: a run note's `stop`
 
 
 class _TokensKeys(TypedDict):
@@ -125,7 +125,7 @@ class Spent(_SpentKeys, total=False):
 
 class RunRecord(TypedDict):
     model: str
-    stop: Stop
+    stop: RunEnd
     tokens: Usage
     commits: dict[str, Usage]         # 1-based index -> what this run spent on it; "0": placing hunks
 

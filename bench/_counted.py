@@ -11,7 +11,7 @@ from typing import Any
 
 import llm
 
-from git_retcon.model.paths import PathsModel, next_call, tool_exchanges, user_text
+from git_retcon.model.builtin import PathsModel, next_call, tool_exchanges, user_text
 
 
 def _chars(prompt: llm.Prompt) -> int:

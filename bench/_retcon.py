@@ -17,7 +17,7 @@ from typing import Any
 
 import llm
 
-from git_retcon.model.paths import PathsModel, tool_exchanges, user_text
+from git_retcon.model.builtin import PathsModel, tool_exchanges, user_text
 from git_retcon.model.prompt import read_step
 from git_retcon.reconstruct import loop as _loop
 

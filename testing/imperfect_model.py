@@ -31,7 +31,7 @@ import llm
 from llm.parts import Message, TextPart, ToolCallPart, ToolResultPart
 
 from git_retcon import diff
-from git_retcon.model.paths import user_text
+from git_retcon.model.builtin import user_text
 from git_retcon.model.prompt import read_step
 from git_retcon.state.spec import paths_match as matches
 from testing.scripted_model import ModelPlugin, step_keys

@@ -25,7 +25,7 @@ def _ensure_builtin() -> None:
 
     llm's plugins are loaded first, as llm would: registered before them, ours would
     clash with llm registering the same entry point (LLM_LOAD_PLUGINS=git-retcon)."""
-    from git_retcon.model import paths as paths_model
+    from git_retcon.model import builtin as paths_model
 
     llm.plugins.load_plugins()  # type: ignore[no-untyped-call]  # unannotated in llm
     if llm.plugins.pm.is_registered(paths_model):
@@ -51,7 +51,7 @@ def load(name: str | None, tools: bool = True, mode: ToolsMode | None = None) ->
     `plan` passes tools=False: it takes structured output from any model."""
     if tools and name == BUILTIN:
         # The built-in model needs no other plugin: skip loading them all (1-2 s of imports).
-        from git_retcon.model.paths import PathsModel
+        from git_retcon.model.builtin import PathsModel
 
         return PathsModel()
     _ensure_builtin()

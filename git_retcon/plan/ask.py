@@ -21,7 +21,7 @@ import llm
 from git_retcon.errors import RetconError
 from git_retcon.model.logs import ExchangeLog
 from git_retcon.model.retry import MODEL_ATTEMPTS, Retry, retry_delay, retry_line
-from git_retcon.plan.answers import Checked, Invalid, parse_answer, schema, shape
+from git_retcon.plan.replies import Checked, Invalid, parse_answer, schema, shape
 
 TOOL_NAME = "propose_plan"
 

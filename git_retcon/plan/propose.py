@@ -27,10 +27,10 @@ from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import fork_point
 from git_retcon.model.logs import ExchangeLog
 from git_retcon.model.prompt import template
-from git_retcon.plan.answers import Entry, check
 from git_retcon.plan.ask import Asker, Limits, Tally
 from git_retcon.plan.bulk import Bulk, classify, describe_all, owner_by_rule
 from git_retcon.plan.context import LABEL_CHARS, commits_text, cut, index_line_costs, overview, split, style_text
+from git_retcon.plan.replies import Entry, check
 from git_retcon.state import spec as specmod
 
 

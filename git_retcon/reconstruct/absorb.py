@@ -2,7 +2,7 @@
 the logical commits they belong to, and every commit from the first one changed is re-made
 and built and tested again (results are kept by tree: an unchanged tree is not run twice).
 
-Placement is placement.py's. The re-made commits: each logical commit's last commit takes
+Where each change goes is destination.py's. The re-made commits: each logical commit's last commit takes
 the changes placed in it and in the ones below, merged onto its old tree (three-way, from
 the old tip); its earlier (WIP) commits and every later logical commit's commits are
 re-made the same way on the new parents. Changes no logical commit takes go into a new one
@@ -32,7 +32,7 @@ from git_retcon.model.choose import BUILTIN
 from git_retcon.owners.question import Asker
 from git_retcon.reconstruct import remake, restack
 from git_retcon.reconstruct.branch import Branches, recorded
-from git_retcon.reconstruct.placement import Ask, Into, Placed, place
+from git_retcon.reconstruct.destination import Ask, Into, Placed, place
 from git_retcon.reconstruct.remake import Remade, copy_onto, last_commit, merged, verify
 from git_retcon.state import oplog
 from git_retcon.state import spec as specmod

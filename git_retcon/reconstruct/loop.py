@@ -23,7 +23,7 @@ from git_retcon.errors import RetconError
 from git_retcon.git.ids import CommitId, tree_of
 from git_retcon.git.plumbing import get_commit, ref_target, short
 from git_retcon.model.outcome import Proposed, Stuck
-from git_retcon.reconstruct import absorb, fixloop, questions, report, restack, steps
+from git_retcon.reconstruct import absorb, fixloop, report, restack, steps, unassigned
 from git_retcon.reconstruct.ahead import Ahead
 from git_retcon.reconstruct.branch import Branches
 from git_retcon.reconstruct.empty import emptied, nothing_left, takes_everything
@@ -77,7 +77,7 @@ def _locked(run: Run, br: Branches, model: llm.Model | None, sandbox: confine.Sa
     finish_interrupted(store, stored, run.ui.line)
     if restack.restack_if_rebased(store, stored, br, run.ui):   # the source was rebased onto a moved remote
         br = Branches(repo, stored.spec)
-    questions.place_first(run, stored, model, owners)   # hunks no spec rule assigns: asked, saved in `hunks`
+    unassigned.place_first(run, stored, model, owners)   # hunks no spec rule assigns: asked, saved in `hunks`
     journal = Journal(run, stored)
     tip = journal.start_branch(br)
     journal.adopt(br)

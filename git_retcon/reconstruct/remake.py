@@ -12,7 +12,7 @@ from git_retcon.errors import RetconError
 from git_retcon.git.commits import make_commit
 from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.plumbing import full_sha, get_commit, get_tree, short
-from git_retcon.reconstruct.placement import Placed
+from git_retcon.reconstruct.destination import Placed
 from git_retcon.sandbox import choice
 from git_retcon.sandbox.runner import Commands, Result
 from git_retcon.sandbox.setup import Setup

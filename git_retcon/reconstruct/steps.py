@@ -22,10 +22,10 @@ from git_retcon.git.ids import CommitId, tree_of
 from git_retcon.git.plumbing import get_commit
 from git_retcon.model import commit, guards, take
 from git_retcon.model.args import ToolError
+from git_retcon.model.builtin import candidates_message, defining_first
 from git_retcon.model.choose import BUILTIN, tools_mode
 from git_retcon.model.context import READ_BUDGET, StepContext
 from git_retcon.model.outcome import GaveUp, OverBudget, Proposed, StepKind, StepOutcome, Stuck, Unavailable
-from git_retcon.model.paths import candidates_message, defining_first
 from git_retcon.model.prompt import template
 from git_retcon.model.retry import retry_reporter
 from git_retcon.model.session import Session

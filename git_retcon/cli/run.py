@@ -56,7 +56,7 @@ def run(name: str | None, model: str | None, squash_wip: bool, fixup: bool, dry_
       git retcon run --dry-run
       git retcon run --sandbox require   # refuse to run commands unconfined
     """
-    from git_retcon.model.window import parse
+    from git_retcon.model.window import configured, parse
     from git_retcon.reconstruct.loop import Options, Run, reconstruct
 
     try:
@@ -65,9 +65,7 @@ def run(name: str | None, model: str | None, squash_wip: bool, fixup: bool, dry_
         raise click.BadParameter(str(exc).split(" = ", 1)[-1], param_hint="--context") from None
     store = open_store()
     if window is None:   # git config retcon.context: refused before anything is written, as --context is
-        for value in store.repo.config.get_multivar("retcon.context"):
-            if value:
-                parse(value, "git config retcon.context")
+        configured(store.repo)
     if not dry_run:
         check_identity(store.git_dir)   # as the first commit would, but before any model call
     reconstruct(Run(store.repo, store, spec_name(store, name),

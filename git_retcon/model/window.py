@@ -100,12 +100,18 @@ def parse(value: str, where: str) -> int:
     return tokens
 
 
+def configured(repo: pygit2.Repository | None) -> int | None:
+    """git config retcon.context in tokens (None: unset); a value that is not a size is refused."""
+    value = config.value(repo, "retcon.context")
+    return parse(value, "git config retcon.context") if value else None
+
+
 def window(repo: pygit2.Repository | None, model: llm.Model, setting: int | None = None) -> Window:
     """The model's window: the user's setting, git config retcon.context, llm's option, known, default."""
     if setting:
         return Window(setting, "--context")
-    if value := config.value(repo, "retcon.context"):
-        return Window(parse(value, "git config retcon.context"), "git config retcon.context")
+    if tokens := configured(repo):
+        return Window(tokens, "git config retcon.context")
     found = _option(model.model_id)
     if found is not None:
         return Window(max(found[0], MIN_TOKENS), found[1])

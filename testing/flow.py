@@ -46,6 +46,23 @@ def retcon(repo: GitRepo, *args: str) -> Outcome:
     return Outcome(code, out.getvalue(), err.getvalue())
 
 
+def one_line_error(res: Outcome, *words: str) -> str:
+    """The one line of an error (exit 1, no traceback, no internal error), holding each of words."""
+    assert res.code == 1, res.text
+    assert "Traceback" not in res.text and "internal error" not in res.text, res.text
+    lines = [ln for ln in res.err.splitlines() if ln.strip()]
+    assert len(lines) == 1, res.err
+    for w in words:
+        assert w in lines[0], lines[0]
+    return lines[0]
+
+
+def plan_file(repo: GitRepo, tmp_path: Path, text: str) -> Outcome:
+    """`plan --from-file` of a spec written as text."""
+    (tmp_path / "s.toml").write_text(text)
+    return retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit")
+
+
 def retcon_proc(repo: GitRepo, *args: str, env: dict[str, str] | None = None,
                 timeout: float = 120) -> Outcome:
     """`git retcon ARGS` as a subprocess, with the scripted test models registered."""

@@ -12,25 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from testing.flow import SPEC, call, feature_repo, retcon, retcon_proc, turn
+from testing.flow import SPEC, call, feature_repo, one_line_error, retcon, retcon_proc, turn
+from testing.flow import plan_file as plan
 from testing.gitrepo import GitRepo
 from testing.sandboxes import worktrees
-
-
-def one_line_error(res, *words):
-    assert res.code == 1, res.text
-    assert "Traceback" not in res.text and "internal error" not in res.text, res.text
-    lines = [ln for ln in res.err.splitlines() if ln.strip()]
-    assert len(lines) == 1, res.err
-    for w in words:
-        assert w in lines[0], lines[0]
-    return lines[0]
-
-
-def plan(repo, tmp_path, text):
-    (tmp_path / "s.toml").write_text(text)
-    return retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit")
-
 
 # -- a full disk -------------------------------------------------------------------------------
 

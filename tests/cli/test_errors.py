@@ -10,7 +10,19 @@ import time
 
 import pytest
 
-from testing.flow import ROOT, SPEC, call, feature_repo, retcon, retcon_proc, spec_with, take, turn
+from testing.flow import (
+    ROOT,
+    SPEC,
+    call,
+    feature_repo,
+    one_line_error,
+    retcon,
+    retcon_proc,
+    spec_with,
+    take,
+    turn,
+)
+from testing.flow import plan_file as plan
 
 
 @pytest.fixture
@@ -22,19 +34,6 @@ def snapshot(repo):
     return (repo.git("for-each-ref"), repo.status(), repo.git("worktree", "list"))
 
 
-def one_line_error(res, code=1, *words):
-    assert res.code == code, res.text
-    assert "Traceback" not in res.text
-    lines = [ln for ln in res.err.splitlines() if ln.strip()]
-    assert len(lines) == 1, res.err
-    for w in words:
-        assert w in lines[0], lines[0]
-    return lines[0]
-
-
-def plan(repo, tmp_path, text):
-    (tmp_path / "s.toml").write_text(text)
-    return retcon(repo, "plan", "--from-file", str(tmp_path / "s.toml"), "--no-edit")
 
 
 @pytest.mark.parametrize("text, words", [
@@ -47,7 +46,7 @@ def plan(repo, tmp_path, text):
 ])
 def test_bad_specs_are_refused_with_one_line(repo, tmp_path, text, words):
     before = snapshot(repo)
-    one_line_error(plan(repo, tmp_path, text), 1, *words)
+    one_line_error(plan(repo, tmp_path, text), *words)
     assert snapshot(repo) == before
 
 
@@ -56,7 +55,7 @@ def test_no_merge_base(repo, tmp_path):
     repo.commit("unrelated", {"x": "1\n"})
     repo.git("checkout", "-q", "main")
     before = snapshot(repo)
-    one_line_error(plan(repo, tmp_path, SPEC.replace('remote = "main"', 'remote = "island"')), 1, "no merge base")
+    one_line_error(plan(repo, tmp_path, SPEC.replace('remote = "main"', 'remote = "island"')), "no merge base")
     assert snapshot(repo) == before
 
 
@@ -73,24 +72,24 @@ def planned(repo, tmp_path):
 ])
 def test_unusable_models_are_refused_before_anything_is_touched(planned, scripted, model, words):
     before = snapshot(planned)
-    one_line_error(retcon(planned, "run", "-m", *model.split()), 1, *words)
+    one_line_error(retcon(planned, "run", "-m", *model.split()), *words)
     assert snapshot(planned) == before
 
 
 def test_resolve_with_nothing_stuck(planned):
     before = snapshot(planned)
-    one_line_error(retcon(planned, "resolve", "-m", "x"), 1, "nothing is stuck")
+    one_line_error(retcon(planned, "resolve", "-m", "x"), "nothing is stuck")
     assert snapshot(planned) == before
 
 
 def test_unknown_spec_name(planned):
-    one_line_error(retcon(planned, "status", "nope"), 1, "no spec named 'nope'", "feature-clean")
+    one_line_error(retcon(planned, "status", "nope"), "no spec named 'nope'", "feature-clean")
 
 
 def test_build_command_not_found_is_refused_up_front(repo, tmp_path, scripted):
     assert plan(repo, tmp_path, SPEC.replace("python3 -m py_compile", "no-such-compiler")).code == 0
     before = snapshot(repo)
-    one_line_error(retcon(repo, "run", "-m", "scripted"), 1, "no-such-compiler", "not found")
+    one_line_error(retcon(repo, "run", "-m", "scripted"), "no-such-compiler", "not found")
     assert snapshot(repo) == before
 
 
@@ -133,7 +132,7 @@ def test_second_run_on_the_same_spec_is_refused(planned, tmp_path):
         while not (tmp_path / "started").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         res = retcon_proc(planned, "run", "-m", "scripted", env={"RETCON_SCRIPT": str(tmp_path / "script.json")})
-        one_line_error(res, 1, f"pid {first.pid}", "is working on 'feature-clean'")
+        one_line_error(res, f"pid {first.pid}", "is working on 'feature-clean'")
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
@@ -145,7 +144,7 @@ def test_cleaned_branch_rewritten_by_hand(planned, scripted):
     planned.git("branch", "-f", "feature-clean", "main")
     assert retcon(planned, "resolve", "-m", "x").code == 0
     before = snapshot(planned)
-    one_line_error(retcon(planned, "run", "-m", "scripted"), 1, "no longer holds the recorded commits",
+    one_line_error(retcon(planned, "run", "-m", "scripted"), "no longer holds the recorded commits",
                    "git branch -f feature-clean")
     assert snapshot(planned) == before
 
@@ -154,7 +153,7 @@ def test_cleaned_branch_checked_out_by_the_user(planned, scripted):
     planned.git("branch", "feature-clean", "main")
     planned.git("checkout", "-q", "feature-clean")
     before = snapshot(planned)
-    one_line_error(retcon(planned, "run", "-m", "scripted"), 1, "is checked out in")
+    one_line_error(retcon(planned, "run", "-m", "scripted"), "is checked out in")
     assert snapshot(planned) == before
 
 

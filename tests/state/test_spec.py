@@ -5,7 +5,6 @@ import random
 
 import pytest
 
-from git_retcon.errors import RetconError
 from git_retcon.state.spec import (
     CommitCreated,
     Complete,
@@ -207,10 +206,6 @@ def test_summary_and_copy():
     twin.commits[0].paths.append("a")
     assert spec.commits[0].history == [CommitCreated("abcd")] and spec.commits[0].paths == []
     assert twin != spec
-
-
-def test_errors_are_retcon_errors():
-    assert issubclass(SpecError, RetconError)
 
 
 # --- round trip --------------------------------------------------------------

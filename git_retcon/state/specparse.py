@@ -46,7 +46,8 @@ _BRANCH_HELP = {
 _ENTRY_HELP = ('use "complete", { commit_created = "<sha>" }, { squashed = "<sha>" }, { stuck = "..." } '
                ', { absorbed = "..." } or { resolved = "..." }')
 _HEX = re.compile(r"[0-9a-fA-F]{4,40}")
-_HUNK_ID = re.compile(r"[0-9a-fA-F]{10}")
+# A hunk's id, or an atom's: the hunk's id and the numbers of its lines (`0123abcdef:1-2,5`).
+_HUNK_ID = re.compile(r"[0-9a-fA-F]{10}(?::\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)?")
 _BAD_BRANCH = re.compile(r"[\s\x00-\x1f\x7f]")
 
 
@@ -239,7 +240,8 @@ class _Parser:
         for j, h in enumerate(raw):
             if not isinstance(h, str) or not _HUNK_ID.fullmatch(h):
                 got = _q(h) if isinstance(h, str) else _type(h)
-                raise self.fail(f"must be a hunk id of 10 hex digits, not {got}: copy the ids `git retcon plan` wrote",
+                raise self.fail(f"must be a hunk id of 10 hex digits (an atom: the id, ':' and its lines, "
+                                f"0123abcdef:1-2), not {got}: copy the ids `git retcon plan` wrote",
                                 "hunks", k, j)
         return [h.lower() for h in raw]
 

@@ -1,0 +1,123 @@
+"""Which hunks hold lines of several commits, split into atoms by the evidence of their lines.
+
+A hunk is split where the evidence of its lines differs, and only there: each line edited,
+added or removed is read for
+- the source commit that wrote it (an added line, blamed at the source tip; a removed line,
+  found in the source commit that removed it), where the branch has more than one commit;
+- the changed file it names (`tests/data/valid/dates.toml`, `test_money`), a file of the
+  branch's diff other than the hunk's own;
+- the module it imports (`import json`, `from .money import Money`, `use std::fmt;`,
+  `#include <stdio.h>`, `import "os"`): each import of a block is an entry of its own;
+- the definition it begins (`def words`, `fn parse`, `class Money`): the lines after it, to the
+  next definition, are its body.
+Adjacent lines with the same evidence stay together; a line with none stays with the line before
+it. A hunk all of whose lines say one thing (or nothing) is not split, so a branch whose hunks
+each belong to one commit is placed as before. Hunks the spec decides (its `hunks`, by id) stay
+whole: the user's word is about the hunk.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Hashable, Sequence
+
+import pygit2
+
+from git_retcon import diff
+from git_retcon.diff import atoms
+from git_retcon.diff.select import numbered
+from git_retcon.git.plumbing import get_commit
+from git_retcon.model.guards import names_file
+from git_retcon.owners.source import source_commits
+
+# One import line of the common languages, and the module it names.
+_IMPORT = re.compile(r"""^\s*(?:import\s+(?:static\s+)?([\w.]+)|from\s+([.\w]+)\s+import|use\s+([\w:]+)|"""
+                     r"""#\s*include\s*[<"]([^>"]+)[>"]|import\s+"([^"]+)"|(?:const|let|var)\s+\w+\s*=\s*"""
+                     r"""require\(['"]([^'"]+)|import\s.*\sfrom\s+['"]([^'"]+))""")
+
+
+# A line that begins a definition, and the name it defines.
+_DEFINES = re.compile(r"^\s*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
+                      r"(?:def|class|function|fn|func|struct|enum|trait|interface)\s+([A-Za-z_]\w*)")
+
+
+def split(repo: pygit2.Repository, base: str, tip: str, hunks: list[diff.Hunk],
+          keep: set[str]) -> list[diff.Hunk]:
+    """hunks, each that holds lines of different evidence replaced by its atoms (as shown hunks,
+    diff/atoms.shown), in order; keep: the ids of hunks that stay whole."""
+    reader = _Lines(repo, base, tip, hunks)
+    out: list[diff.Hunk] = []
+    for h in hunks:
+        groups = atoms.group(h, reader.signals(h)) if h.id not in keep and h.kind == "modify" else []
+        if len(groups) <= 1:
+            out.append(h)
+        else:
+            out += [atoms.shown(h, g) for g in groups]
+    return out
+
+
+class _Lines:
+    """The evidence of each line of the branch's hunks, each source commit's diff read once."""
+
+    def __init__(self, repo: pygit2.Repository, base: str, tip: str, hunks: list[diff.Hunk]) -> None:
+        self.repo = repo
+        self.commits = source_commits(repo, base, tip)
+        self.tip_id, self.base_id = get_commit(repo, tip).id, get_commit(repo, base).id
+        self.paths = {p for h in hunks for p in (h.path, h.old_path) if p}
+        self.blames: dict[str, pygit2.Blame | None] = {}
+        self._removed: dict[str, list[tuple[int, list[bytes]]]] | None = None
+        self.index = {c.id: i for i, c in enumerate(self.commits)}
+
+    def signals(self, h: diff.Hunk) -> list[Hashable | None]:
+        """One per unit of h (diff/atoms.units): the source commit that wrote it, else the other
+        changed file it names, else None."""
+        old, new = numbered(h)
+        out: list[Hashable | None] = []
+        for u in atoms.units(h):
+            text = b"".join([old[i] for i in u.old] + [new[j] for j in u.new]).decode("utf-8", "replace")
+            who = self._wrote(h, u) if len(self.commits) > 1 else None
+            named = sorted(p for p in self.paths if p != h.path and names_file(text, p, self.paths))
+            module = _IMPORT.match(text)
+            begins = _DEFINES.match(text)
+            out.append(("commit", who) if who is not None else ("file", named[0]) if named else
+                       ("import", next(g for g in module.groups() if g)) if module else
+                       ("defines", begins[1]) if begins else atoms.BLANK if not text.strip() else None)
+        return out
+
+    def _wrote(self, h: diff.Hunk, u: atoms.Unit) -> int | None:
+        """The source commit that wrote the unit's added line (blame), or removed its removed line."""
+        if u.new:
+            blame = self._blame(h.path)
+            try:
+                found = blame.for_line(h.new_start + u.new[0]).final_commit_id if blame else None
+            except (IndexError, ValueError):
+                found = None
+            return self.index.get(found) if found is not None else None
+        line = numbered(h)[0][u.old[0]]
+        for i, removed in self._removals().get(h.path, []):
+            if line in removed:
+                return i
+        return None
+
+    def _blame(self, path: str) -> pygit2.Blame | None:
+        if path not in self.blames:
+            try:
+                self.blames[path] = self.repo.blame(path, newest_commit=self.tip_id, oldest_commit=self.base_id)
+            except (KeyError, ValueError, pygit2.GitError):
+                self.blames[path] = None
+        return self.blames[path]
+
+    def _removals(self) -> dict[str, list[tuple[int, list[bytes]]]]:
+        """Per path, each source commit's removed lines (read once, when a removed line asks)."""
+        if self._removed is None:
+            self._removed = {}
+            for i, c in enumerate(self.commits):
+                if c.parents:
+                    for h in diff.remaining(self.repo, str(c.parents[0].tree_id), str(c.tree_id)):
+                        if h.removed:
+                            self._removed.setdefault(h.path, []).append((i, diff.split_lines(h.removed)))
+        return self._removed
+
+
+def whole_ids(items: Sequence[str]) -> set[str]:
+    """The hunk ids that items (a spec's `hunks`) name whole."""
+    return {i for i in items if atoms.parse(i) is None}

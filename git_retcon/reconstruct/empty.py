@@ -49,7 +49,9 @@ def nothing_left(w: Work, tree: TreeId, who: bool = True) -> str | None:
     if w.is_last or not (c.paths or c.hunks):
         return None   # the last takes whatever is left; a hints-only commit is the model's to judge
     ids = {h.id for h in left}
-    if any(i in ids for i in c.hunks) or (c.paths and any(_touches(h, c.paths) for h in left)):
+    # An atom (`id:LINES`) names lines of the branch's diff, not a hunk of what is left: the
+    # commit's planned tree says whether it takes anything (reconstruct/lines.py).
+    if any(i in ids or ":" in i for i in c.hunks) or (c.paths and any(_touches(h, c.paths) for h in left)):
         return None
     what = f"its paths {c.paths}" if c.paths else "its planned hunks"
     takers = _takers(w, c.paths) if who else ""

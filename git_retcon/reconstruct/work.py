@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import llm
 import pygit2
 
-from git_retcon.diff import RemainingDiff
+from git_retcon.diff import Hunk, RemainingDiff
 from git_retcon.git.ids import CommitId
 from git_retcon.git.plumbing import ref_target
 from git_retcon.model.logs import ExchangeLog
@@ -83,6 +83,7 @@ class Run:
     ui: UI
     spending: Spending = field(default_factory=Spending)
     remaining: RemainingDiff | None = None   # the remaining diff, kept up to date across steps
+    branch_diff: tuple[str, str, list[Hunk]] | None = None   # merge base, source tip and the hunks between
     exchanges: ExchangeLog | None = None   # for `llm logs`; made from opts.log on first use
     window: tuple[str, Window] | None = None   # the model's context window (model id, window), once per run
     owners: OwnersMode = "conversation"   # how hunks got their commit: "questions" commits planned hunks as they are

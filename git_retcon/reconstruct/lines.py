@@ -1,0 +1,84 @@
+"""A planned commit made from lines: where the spec's `hunks` name atoms (parts of a hunk, as
+`id:LINES`, owners/atoms.py), each commit's tree is worked out by plain code from the merge base.
+
+The planned tree of commit k is the merge base with what commits 1..k take: the hunks they name
+whole, the lines of the atoms they name, the hunks under their `paths`; the last takes everything.
+A commit is the step from the planned tree of k-1 to that of k, put on the branch's tip: as it is
+where the tip is the planned tree of k-1, else by a three-way merge (a WIP or a person's commit
+below it). A hunk's ids hash its content, so an id of the branch's diff means the same lines for
+as long as the branch's diff is the same; no id of the remaining diff is needed.
+"""
+from __future__ import annotations
+
+import pygit2
+
+from git_retcon.diff import atoms
+from git_retcon.git.ids import TreeId, tree_of
+from git_retcon.git.plumbing import get_commit
+from git_retcon.model.invented import invented
+from git_retcon.model.outcome import Proposed, StepOutcome, Stuck
+from git_retcon.owners.place import spec_diff
+from git_retcon.reconstruct.work import Work
+from git_retcon.state import spec as specmod
+from git_retcon.state.spec import paths_match_any
+
+
+def in_lines(spec: specmod.Spec) -> bool:
+    """Whether some logical commit's `hunks` name an atom (then every planned commit is made here)."""
+    return any(atoms.parse(i) is not None for c in spec.commits for i in c.hunks)
+
+
+def planned_tree(w: Work, upto: int) -> TreeId:
+    """The merge base with what logical commits 0..upto take (upto -1: the merge base)."""
+    repo, spec = w.run.repo, w.spec
+    if w.run.branch_diff is None:
+        w.run.branch_diff = spec_diff(repo, spec)
+    base, _, hunks = w.run.branch_diff
+    base_tree = tree_of(get_commit(repo, base))
+    if upto >= len(spec.commits) - 1:
+        return w.br.source_tree
+    taken: dict[str, frozenset[int] | None] = {}
+    by_id = {h.id: h for h in hunks}
+    for c in spec.commits[: upto + 1]:
+        for item in c.hunks:
+            part = atoms.parse(item)
+            if part is None:
+                taken[item] = None
+            elif part[0] in by_id and taken.get(part[0], frozenset()) is not None:
+                taken[part[0]] = (taken.get(part[0]) or frozenset()) | part[1]
+        for h in hunks if c.paths else []:
+            if paths_match_any((h.path, h.old_path), c.paths):
+                taken[h.id] = None
+    return TreeId(atoms.tree_of(repo, base_tree, hunks, taken)) if taken else base_tree
+
+
+def check_out(w: Work, parent: str, tree: TreeId) -> None:
+    """The worktree made exactly tree, through git's checkout (its filters), as a step leaves it
+    for the judge: by a scratch commit object on parent that no ref names (git gc takes it)."""
+    repo = w.run.repo
+    who = pygit2.Signature("git-retcon", "git-retcon@localhost", 0, 0)
+    scratch = repo.create_commit(None, who, who, "retcon: planned tree", pygit2.Oid(hex=tree),
+                                 [pygit2.Oid(hex=parent)])
+    w.wt.reset(str(scratch))
+
+
+def make(w: Work, parent: str, message: str) -> StepOutcome:
+    """Logical commit k as its planned step put on parent: Proposed, or Stuck where the step does
+    not merge onto what the branch holds (the lines it changes were changed below it)."""
+    repo = w.run.repo
+    parent_tree = tree_of(get_commit(repo, parent))
+    before, after = planned_tree(w, w.k - 1), planned_tree(w, w.k)
+    tree: str = after
+    if parent_tree != before:
+        merged = repo.merge_trees(before, parent_tree, after)
+        if merged.conflicts is not None:
+            paths = sorted({e.path for side in merged.conflicts for e in side if e is not None})
+            return Stuck(f"the lines the spec gives commit {w.number} do not apply onto the commits below it "
+                         f"(changed there by hand or by a fix): {', '.join(paths[:8])}; edit the spec's `hunks` "
+                         f"(git retcon spec edit {w.spec.cleaned}), then redo it (git retcon resolve --redo)")
+        tree = str(merged.write_tree(repo))
+    if tree == parent_tree:
+        return Stuck(f"the lines the spec gives commit {w.number} are on the branch already: nothing to commit")
+    base_tree = planned_tree(w, -1)
+    drift = invented(repo, parent_tree, tree, base_tree, w.br.source_tree)
+    return Proposed(TreeId(tree), message, drift.note())

@@ -1,0 +1,141 @@
+"""Lines, not hunks: where one hunk of the branch's diff holds lines of two commits (an entry of a
+list each, a function changed twice, an import block), the default mode places each line with
+its commit and rebuilds the authors' trees exactly, with no WIP and no tool conversation.
+
+The model is `owners-truth` (testing/owners_model.py): it answers every question as the authors
+did, so what these tests check is that plain code asks the right questions and builds the right
+trees from the answers (and, with the branch's own history, that the rules need no question)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import tomli
+
+from testing.flow import retcon
+from testing.gitrepo import GitRepo
+
+TEST = "for t in test_*.py; do python3 $t || exit 1; done"
+
+# Each history: the base's files, then the authors' commits (message, files).
+HISTORIES: dict[str, tuple[dict[str, str], list[tuple[str, dict[str, str]]]]] = {
+    # One list of cases, an entry each commit, each naming the data file its commit adds.
+    "a list": (
+        {"test_cases.py": 'import pathlib\nCASES = [\n    "cases/one.txt",\n]\n'
+                          'for c in CASES:\n    assert pathlib.Path(c).read_text().startswith("ok"), c\n',
+         "cases/one.txt": "ok one\n"},
+        [("Add the two case", {"cases/two.txt": "ok two\n", "test_cases.py":
+                               'import pathlib\nCASES = [\n    "cases/one.txt",\n    "cases/two.txt",\n]\n'
+                               'for c in CASES:\n    assert pathlib.Path(c).read_text().startswith("ok"), c\n'}),
+         ("Add the three case", {"cases/three.txt": "ok three\n", "test_cases.py":
+                                 'import pathlib\nCASES = [\n    "cases/one.txt",\n    "cases/two.txt",\n'
+                                 '    "cases/three.txt",\n]\n'
+                                 'for c in CASES:\n    assert pathlib.Path(c).read_text().startswith("ok"), c\n'})]),
+    # A function two commits change, on adjacent lines.
+    "a function changed twice": (
+        {"calc.py": "def total(items):\n    subtotal = sum(items)\n    tax = 0\n    return subtotal + tax\n",
+         "test_calc.py": "from calc import total\nassert total([]) == 0\n"},
+        [("Add a tax of ten percent",
+          {"calc.py": "def total(items):\n    subtotal = sum(items)\n    tax = subtotal // 10\n"
+                      "    return subtotal + tax\n",
+           "test_tax.py": "from calc import total\nassert total([100]) == 110\n"}),
+         ("Round totals down to fives",
+          {"calc.py": "def total(items):\n    subtotal = sum(items)\n    tax = subtotal // 10\n"
+                      "    return (subtotal + tax) // 5 * 5\n",
+           "test_round.py": "from calc import total\nassert total([7]) == 5\n"})]),
+    # One import block, an import each commit.
+    "an import block": (
+        {"app.py": "import os\nimport sys\n\n\ndef where():\n    return os.getcwd()\n",
+         "test_app.py": "import app\nassert app.where()\n"},
+        [("Dump settings as JSON",
+          {"app.py": "import os\nimport json\nimport sys\n\n\ndef where():\n    return os.getcwd()\n\n\n"
+                     "def dump(d):\n    return json.dumps(d)\n",
+           "test_dump.py": "import app\nassert app.dump({}) == '{}'\n"}),
+         ("Find words with a pattern",
+          {"app.py": "import os\nimport json\nimport re\nimport sys\n\n\ndef where():\n    return os.getcwd()\n\n\n"
+                     "def dump(d):\n    return json.dumps(d)\n\n\ndef words(s):\n    return re.findall(r'\\w+', s)\n",
+           "test_words.py": "import app\nassert app.words('a b') == ['a', 'b']\n"})]),
+}
+
+
+def _build(tmp_path: Path, name: str, squash: bool) -> tuple[GitRepo, list[str], list[str]]:
+    """The history on `feature` (squashed into one commit on `wip` when asked); the authors'
+    messages and trees."""
+    base, commits = HISTORIES[name]
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("base", base)
+    repo.git("checkout", "-q", "-b", "feature")
+    for message, files in commits:
+        repo.commit(message, files)
+    trees = [repo.tree(f"feature~{i}") for i in range(len(commits) - 1, -1, -1)]
+    source = "feature"
+    if squash:
+        repo.git("checkout", "-q", "-b", "wip", "main")
+        repo.git("checkout", "-q", "feature", "--", ".")
+        repo.commit("wip")
+        source = "wip"
+    repo.git("checkout", "-q", "main")
+    spec = (f'source = "{source}"\nremote = "main"\ncleaned = "clean"\ntest = "{TEST}"\n'
+            + "".join(f'[[commit]]\nmessage = "{m}"\n' for m, _ in commits))
+    (tmp_path / "spec.toml").write_text(spec)
+    assert retcon(repo, "spec", "import", str(tmp_path / "spec.toml")).code == 0
+    return repo, [m for m, _ in commits], trees
+
+
+def _truth(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each changed line's commit as the authors made it, for owners-truth."""
+    base, commits = HISTORIES[name]
+    truth: dict[str, int] = {}
+    before = dict(base)
+    for number, (_, files) in enumerate(commits, start=1):
+        for path, text in files.items():
+            old = set(before.get(path, "").splitlines())
+            for line in text.splitlines():
+                if line not in old and line.strip():
+                    truth.setdefault(line.strip(), number)
+        before.update(files)
+    (tmp_path / "truth.json").write_text(json.dumps(truth))
+    monkeypatch.setenv("RETCON_OWNERS_LINES", str(tmp_path / "truth.json"))
+
+
+@pytest.mark.parametrize("squash", [False, True], ids=["history", "squashed"])
+@pytest.mark.parametrize("name", list(HISTORIES))
+def test_one_hunk_of_two_commits_is_rebuilt_as_the_authors_made_it(tmp_path, monkeypatch, owners_models, name,
+                                                                    squash):
+    if squash and name == "a function changed twice":
+        pytest.skip("a squashed branch splits a hunk where its lines name different files or modules; "
+                    "lines that name nothing stay together: see ARCHITECTURE.md, 'The owners room'")
+    _truth(tmp_path, name, monkeypatch)
+    repo, messages, trees = _build(tmp_path, name, squash)
+    res = retcon(repo, "run", "-m", "owners-truth")
+    assert res.code == 0, res.text
+    assert repo.log("main..clean")[::-1] == messages          # no WIP, nothing else
+    assert [repo.tree(f"clean~{i}") for i in range(len(messages) - 1, -1, -1)] == trees
+    asked = [json.loads(x) for x in owners_models.read_text().splitlines()] if owners_models.exists() else []
+    assert not [e for e in asked if e.get("step") == "conversation"], "a tool conversation was started"
+    spec = tomli.loads(repo.git("show", "refs/retcon/clean:spec.toml"))
+    split = [h for c in spec["commit"] for h in c.get("hunks", []) if ":" in h]
+    assert split, "no hunk was split into lines"
+    # `git retcon hunks` lists the atoms under their hunk, each with its commit and who placed it.
+    listed = {r["id"]: r for r in json.loads(retcon(repo, "hunks", "--json").out)}
+    for atom in split:
+        number = next(k for k, c in enumerate(spec["commit"], start=1) if atom in c.get("hunks", []))
+        assert listed[atom]["commit"] == number and listed[atom]["who"] in ("rule", "model"), listed[atom]
+
+
+def test_a_hunk_of_one_commit_is_not_split(tmp_path, owners_models):
+    """Lines with one source commit's evidence stay one hunk: the spec names it whole."""
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("base", {"a.py": "x = 1\n", "test_a.py": "import a\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("Add y and z", {"a.py": "x = 1\ny = 2\nz = 3\n"})
+    repo.commit("Add w", {"b.py": "w = 4\n"})
+    repo.git("checkout", "-q", "main")
+    (tmp_path / "spec.toml").write_text(f'source = "feature"\nremote = "main"\ncleaned = "clean"\ntest = "{TEST}"\n'
+                                        '[[commit]]\nmessage = "Add y and z"\n[[commit]]\nmessage = "Add w"\n')
+    assert retcon(repo, "spec", "import", str(tmp_path / "spec.toml")).code == 0
+    res = retcon(repo, "run", "-m", "owners-truth")
+    assert res.code == 0, res.text
+    spec = tomli.loads(repo.git("show", "refs/retcon/clean:spec.toml"))
+    assert not [h for c in spec["commit"] for h in c.get("hunks", []) if ":" in h]

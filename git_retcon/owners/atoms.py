@@ -9,7 +9,9 @@ added or removed is read for
 - the module it imports (`import json`, `from .money import Money`, `use std::fmt;`,
   `#include <stdio.h>`, `import "os"`): each import of a block is an entry of its own;
 - the definition it begins (`def words`, `fn parse`, `class Money`): the lines after it, to the
-  next definition, are its body.
+  next definition, are its body;
+- the entry of a list, set or table it is (`"hex-escape",`, `"no-seconds": 3,`, `NAME,`): each
+  entry is one of its own (tomli's block of expected failures: a name each feature takes out).
 Adjacent lines with the same evidence stay together; a line with none stays with the line before
 it. A hunk all of whose lines say one thing (or nothing) is not split, so a branch whose hunks
 each belong to one commit is placed as before. Hunks the spec decides (its `hunks`, by id) stay
@@ -38,6 +40,10 @@ _IMPORT = re.compile(r"""^\s*(?:import\s+(?:static\s+)?([\w.]+)|from\s+([.\w]+)\
 # A line that begins a definition, and the name it defines.
 _DEFINES = re.compile(r"^\s*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
                       r"(?:def|class|function|fn|func|struct|enum|trait|interface)\s+([A-Za-z_]\w*)")
+
+
+# One entry of a list, set or table on a line of its own: a quoted string or a name, with its value.
+_ENTRY = re.compile(r"""^\s*(?:"[^"\n]*"|'[^'\n]*'|[A-Za-z_][\w.]*)\s*(?:[:=]\s*[^,\n]+)?,\s*$""")
 
 
 def split(repo: pygit2.Repository, base: str, tip: str, hunks: list[diff.Hunk],
@@ -69,7 +75,9 @@ class _Lines:
 
     def signals(self, h: diff.Hunk) -> list[Hashable | None]:
         """One per unit of h (diff/atoms.units): the source commit that wrote it, else the other
-        changed file it names, else None."""
+        changed file it names, the module it imports, the definition it begins, the entry it is;
+        else None. Around a list's entries, the lines before the first and after the last are
+        atoms of their own: the list's frame goes with whichever commit adds or empties it."""
         old, new = numbered(h)
         out: list[Hashable | None] = []
         for u in atoms.units(h):
@@ -78,10 +86,12 @@ class _Lines:
             named = sorted(p for p in self.paths if p != h.path and names_file(text, p, self.paths))
             module = _IMPORT.match(text)
             begins = _DEFINES.match(text)
+            entry = _ENTRY.match(text) if len(u.old) + len(u.new) == 1 else None
             out.append(("commit", who) if who is not None else ("file", named[0]) if named else
                        ("import", next(g for g in module.groups() if g)) if module else
-                       ("defines", begins[1]) if begins else atoms.BLANK if not text.strip() else None)
-        return out
+                       ("defines", begins[1]) if begins else ("entry", text.strip()) if entry else
+                       atoms.BLANK if not text.strip() else None)
+        return _framed(out)
 
     def _wrote(self, h: diff.Hunk, u: atoms.Unit) -> int | None:
         """The source commit that wrote the unit's added line (blame), or removed its removed line."""
@@ -116,6 +126,20 @@ class _Lines:
                         if h.removed:
                             self._removed.setdefault(h.path, []).append((i, diff.split_lines(h.removed)))
         return self._removed
+
+
+def _framed(signals: list[Hashable | None]) -> list[Hashable | None]:
+    """The lines before a run of entries and after it, with no evidence of their own, as two atoms:
+    the frame of the list, not the entry next to it."""
+    entries = [i for i, s in enumerate(signals) if isinstance(s, tuple) and s[:1] == ("entry",)]
+    if not entries:
+        return signals
+    out = list(signals)
+    for i in range(entries[0]):
+        out[i] = ("frame", "before") if out[i] in (None, atoms.BLANK) else out[i]
+    for i in range(entries[-1] + 1, len(out)):
+        out[i] = ("frame", "after") if out[i] in (None, atoms.BLANK) else out[i]
+    return out
 
 
 def whole_ids(items: Sequence[str]) -> set[str]:

@@ -201,7 +201,10 @@ def groups(doubt: list[diff.Hunk], ev: Evidence) -> list[list[diff.Hunk]]:
     out: list[list[diff.Hunk]] = []
     for h in doubt:
         last = out[-1][-1] if out else None
+        # Atoms (`id:LINES`) are parts of one hunk split because their lines say different things:
+        # each is asked alone, or one answer would join them again.
         if (last is not None and len(out[-1]) < GROUP and h.path == last.path and h.id in ev.around
+                and ":" not in h.id and ":" not in last.id
                 and ev.around[h.id] == ev.around.get(last.id) and ev.ranked[h.id] == ev.ranked[last.id]
                 and 0 <= h.old_start - (last.old_start + last.old_lines) <= NEAR):
             out[-1].append(h)

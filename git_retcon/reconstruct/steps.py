@@ -288,11 +288,11 @@ def extracting_line(w: Work, st: StepStart | None = None) -> str:
 
 
 def planned(w: Work, st: StepStart) -> bool:
-    """An extraction whose changes the spec's `hunks` give, where the questions placed the hunks
-    (owners = "questions"): the questions and the checks on their answers were the judgement, and
-    the build and tests judge the commit; the model is not asked to confirm it again (the 1.5B
-    model, asked, put a planned hunk back by a made-up id and stopped)."""
-    return (w.run.owners == "questions" and st.step == "extract" and bool(w.commit.hunks)
+    """An extraction whose changes the spec's `hunks` or `paths` give, where the questions placed
+    the rest (owners = "questions"): the questions and the checks on their answers were the
+    judgement, and the build and tests judge the commit; the model is not asked to confirm it again
+    (the 1.5B model, asked, put a planned hunk back by a made-up id and stopped)."""
+    return (w.run.owners == "questions" and st.step == "extract" and bool(w.commit.hunks or w.commit.paths)
             and spec_decides(st.session))
 
 

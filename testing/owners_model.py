@@ -9,11 +9,7 @@ through llm's plugin manager like the scripted model.
   the prompt shows it -> the commit number), right for a share $RETCON_OWNERS_RIGHT (default 0.7)
   of the hunks (seeded by the hunk's text), else the last choice; no truth known: the last choice.
 
-- `owners-truth` (schema support): the authors' answer, always: $RETCON_OWNERS_LINES (JSON: a
-  changed line's text, stripped -> the commit number its authors put it in) read for each `+`
-  and `-` line of the change asked about; the commit most of its lines belong to. Any other
-  prompt (an extraction, a fix) is logged and answered with no tool call: a test that wants no
-  tool conversation finds it in the log.
+`owners-truth`, which answers as the authors did, is testing/truth_model.py's.
 
 `imperfect-owners-last` and `imperfect-owners-erring` answer the questions so, and extract as the
 `imperfect` model does (testing/imperfect_model.py): the benches' "after", beside `imperfect` alone.
@@ -114,28 +110,6 @@ class OwnersErring(OwnersLast):
         return super().pick(prompt, offered)
 
 
-class OwnersTruth(OwnersLast):
-    model_id = "owners-truth"
-
-    def pick(self, prompt: str, offered: list[int]) -> int:
-        path = os.environ.get("RETCON_OWNERS_LINES")
-        truth: dict[str, int] = json.loads(Path(path).read_text()) if path else {}
-        said = [truth.get(line[1:].strip()) for line in change(prompt).splitlines()
-                if line[:1] in "+-" and not line.startswith(("+++", "---"))]
-        known = [k for k in said if k is not None and k in offered]
-        return max(set(known), key=known.count) if known else super().pick(prompt, offered)
-
-    def execute(self, prompt: llm.Prompt, stream: bool, response: llm.Response,
-                conversation: llm.Conversation | None) -> Iterator[str]:
-        text = prompt.prompt or ""
-        if "\nStep: owner" in text:
-            yield from super().execute(prompt, stream, response, conversation)
-            return
-        _log(os.environ.get("RETCON_SCRIPT_LOG"), {"model": self.model_id, "step": "conversation", "prompt": text})
-        response.set_usage(input=max(len(text) // 4, 1), output=3)
-        yield "I only answer which commit a change belongs to."
-
-
 class _Extracts(ImperfectModel):
     """Questions answered by `answers`, every other prompt by the imperfect model."""
 
@@ -159,7 +133,7 @@ class ImperfectOwnersErring(_Extracts):
     answers = OwnersErring()
 
 
-PLUGIN = ModelPlugin("retcon-owners", OwnersLast(), OwnersLastText(), OwnersErring(), OwnersTruth(),
-                     ImperfectOwnersLast(), ImperfectOwnersErring())
+PLUGIN = ModelPlugin("retcon-owners", OwnersLast(), OwnersLastText(), OwnersErring(), ImperfectOwnersLast(),
+                     ImperfectOwnersErring())
 register = PLUGIN.register
 unregister = PLUGIN.unregister

@@ -2,7 +2,7 @@
 list each, a function changed twice, an import block), the default mode places each line with
 its commit and rebuilds the authors' trees exactly, with no WIP and no tool conversation.
 
-The model is `owners-truth` (testing/owners_model.py): it answers every question as the authors
+The model is `owners-truth` (testing/truth_model.py): it answers every question as the authors
 did, so what these tests check is that plain code asks the right questions and builds the right
 trees from the answers (and, with the branch's own history, that the rules need no question)."""
 from __future__ import annotations
@@ -101,7 +101,7 @@ def _truth(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("squash", [False, True], ids=["history", "squashed"])
 @pytest.mark.parametrize("name", list(HISTORIES))
-def test_one_hunk_of_two_commits_is_rebuilt_as_the_authors_made_it(tmp_path, monkeypatch, owners_models, name,
+def test_one_hunk_of_two_commits_is_rebuilt_as_the_authors_made_it(tmp_path, monkeypatch, truth_model, name,
                                                                     squash):
     if squash and name == "a function changed twice":
         pytest.skip("a squashed branch splits a hunk where its lines name different files or modules; "
@@ -112,7 +112,7 @@ def test_one_hunk_of_two_commits_is_rebuilt_as_the_authors_made_it(tmp_path, mon
     assert res.code == 0, res.text
     assert repo.log("main..clean")[::-1] == messages          # no WIP, nothing else
     assert [repo.tree(f"clean~{i}") for i in range(len(messages) - 1, -1, -1)] == trees
-    asked = [json.loads(x) for x in owners_models.read_text().splitlines()] if owners_models.exists() else []
+    asked = [json.loads(x) for x in truth_model.read_text().splitlines()] if truth_model.exists() else []
     assert not [e for e in asked if e.get("step") == "conversation"], "a tool conversation was started"
     spec = tomli.loads(repo.git("show", "refs/retcon/clean:spec.toml"))
     split = [h for c in spec["commit"] for h in c.get("hunks", []) if ":" in h]
@@ -124,7 +124,7 @@ def test_one_hunk_of_two_commits_is_rebuilt_as_the_authors_made_it(tmp_path, mon
         assert listed[atom]["commit"] == number and listed[atom]["who"] in ("rule", "model"), listed[atom]
 
 
-def test_a_hunk_of_one_commit_is_not_split(tmp_path, owners_models):
+def test_a_hunk_of_one_commit_is_not_split(tmp_path, truth_model):
     """Lines with one source commit's evidence stay one hunk: the spec names it whole."""
     repo = GitRepo.init(tmp_path / "repo")
     repo.commit("base", {"a.py": "x = 1\n", "test_a.py": "import a\n"})
@@ -139,3 +139,23 @@ def test_a_hunk_of_one_commit_is_not_split(tmp_path, owners_models):
     assert res.code == 0, res.text
     spec = tomli.loads(repo.git("show", "refs/retcon/clean:spec.toml"))
     assert not [h for c in spec["commit"] for h in c.get("hunks", []) if ":" in h]
+
+
+def test_the_demo_with_a_model_that_knows_is_complete_with_no_wip_and_no_conversation(tmp_path, truth_model):
+    """The demo's spec gives each commit its paths: the rules decide every line, no question is
+    needed, and plain code makes every commit."""
+    from git_retcon import demo
+
+    root = tmp_path / "demo"
+    root.mkdir()
+    demo.build_repo(root)
+    (tmp_path / "spec.toml").write_text(demo.spec_text())
+    repo = GitRepo(root)
+    assert retcon(repo, "spec", "import", str(tmp_path / "spec.toml")).code == 0
+    res = retcon(repo, "run", "-m", "owners-truth")
+    assert res.code == 0, res.text
+    made = repo.log(f"{demo.REMOTE}..{demo.CLEANED}")
+    assert made and not [s for s in made if s.startswith(("WIP", "fixup!"))], made
+    asked = [json.loads(x) for x in truth_model.read_text().splitlines()] if truth_model.exists() else []
+    assert not [e for e in asked if e.get("step") == "conversation"]
+    assert repo.tree(demo.CLEANED) == repo.tree(demo.SOURCE)

@@ -13,6 +13,7 @@ from bench import (
     run_jobs,
     run_overhead,
     sandbox_overhead,
+    truth,
 )
 
 run_overhead.main([])
@@ -25,3 +26,4 @@ langs.main([])
 absorb.main([])
 sandbox_overhead.main([])
 owners.main([])
+truth.main([])

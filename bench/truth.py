@@ -1,0 +1,170 @@
+"""A model that knows the answer must get it (issue 37): `owners-truth` answers every owner question as
+the authors did (testing/truth_model.py), on the real histories of bench/real_histories.py squashed
+into one "wip" commit, from a spec with the authors' subjects and hints that name their files, in
+the default mode. Whatever is not the authors' history then is plain code's doing.
+
+Per history and code (before: git-retcon at BEFORE; after: this tree): logical commits complete
+with a commit of their own, trees equal to the authors' commit's, WIP commits, tool-conversation
+prompts (must be 0), questions asked, hunks split into atoms, and who placed each hunk or atom
+(rule, model), each scored against the authors' commits by the majority of its lines.
+
+    python -m bench.truth        # part of `make bench`; histories that cannot be fetched are skipped
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench import real_histories
+from bench._old import ROOT, old_tree
+from testing.gitrepo import GitRepo, hermetic_env
+
+BEFORE = "bbe1734"      # main before lines, not hunks
+
+
+def truth_lines(repo: GitRepo) -> dict[str, int]:
+    """Each line the authors' commits add or remove, stripped -> the first commit (1-based) that did."""
+    out: dict[str, int] = {}
+    for number, (sha, _, _) in enumerate(real_histories.commits(repo), start=1):
+        for line in repo.git("show", "--format=", "--unified=0", "--no-renames", sha).splitlines():
+            if line[:1] in "+-" and not line.startswith(("+++", "---")) and line[1:].strip():
+                out.setdefault(line[1:].strip(), number)
+    return out
+
+
+def unreachable(repo: GitRepo) -> dict[int, str]:
+    """The authors' commits whose tree no part of the branch's diff makes, with why: a line that
+    commit adds (or removes) that the whole diff does not (a later commit rewrote it again)."""
+    def lines(a: str, b: str) -> Counter[str]:
+        out: Counter[str] = Counter()
+        for line in repo.git("diff", "--unified=0", "--no-renames", a, b).splitlines():
+            if line[:1] in "+-" and not line.startswith(("+++", "---")):
+                out[line] += 1
+        return out
+
+    whole = lines("main", "feature")
+    out: dict[int, str] = {}
+    for k, (sha, subject, _) in enumerate(real_histories.commits(repo)):
+        missing = lines("main", sha) - whole
+        if missing:
+            out[k] = f"{subject[:40]}: {next(iter(missing))[:60]!r} is in no line of the branch's diff"
+    return out
+
+
+@dataclass
+class Score:
+    commits: int = 0
+    complete: int = 0
+    exact: int = 0
+    reachable: int = 0
+    wip: int = 0
+    conversation: int = 0
+    questions: int = 0
+    atoms: int = 0
+    who: dict[str, list[int]] = field(default_factory=dict)    # who -> [right, placed]
+    code: int = 0
+
+
+def _placed(repo: GitRepo) -> dict[str, tuple[int, str]]:
+    """The last placement's record: id -> (logical commit, who)."""
+    for message in repo.git("log", "--format=%B%x00", "refs/retcon/feature-clean").split("\0"):
+        got = {}
+        for line in message.strip().splitlines():
+            parts = line.split(" ", 2)
+            if len(parts) == 3 and parts[1].isdigit() and len(parts[0]) >= 10:
+                got[parts[0]] = (int(parts[1]) - 1, parts[2])
+        if message.strip().startswith("owners:"):
+            return got
+    return {}
+
+
+def score(repo: GitRepo, truth: dict[str, int], log: Path, code: int) -> Score:
+    import pygit2
+    import tomli
+
+    from git_retcon import diff
+    from git_retcon.diff import atoms
+
+    s = Score(code=code)
+    spec = tomli.loads(repo.git("show", "refs/retcon/feature-clean:spec.toml"))
+    authors = [sha for sha, _, _ in real_histories.commits(repo)]
+    s.commits = len(spec["commit"])
+    s.reachable = s.commits - len(unreachable(repo))
+    for k, c in enumerate(spec["commit"]):
+        made = [e["commit_created"] for e in c.get("history", []) if isinstance(e, dict) and "commit_created" in e]
+        subjects = [repo.git("log", "-1", "--format=%s", m) for m in made]
+        s.wip += sum(1 for x in subjects if x.startswith(("WIP", "fixup!")))
+        if made and c.get("history", [])[-1:] == ["complete"]:
+            s.complete += 1
+            s.exact += repo.tree(made[-1]) == repo.tree(authors[k]) if k < len(authors) else 0
+        s.atoms += sum(1 for i in c.get("hunks", []) if ":" in i)
+    entries = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+    s.conversation = sum(1 for e in entries if e.get("step") == "conversation")
+    s.questions = sum(1 for e in entries if e.get("step") == "owner")
+    r = pygit2.Repository(str(repo.path))
+    whole = {h.id: h for h in diff.remaining(r, repo.tree("main"), repo.tree("feature"))}
+    for item, (k, who) in _placed(repo).items():
+        part = atoms.parse(item)
+        h = whole.get(part[0] if part else item)
+        if h is None:
+            continue
+        shown = atoms.shown(h, part[1]) if part else h
+        lines = [ln.strip() for ln in (shown.added + shown.removed).decode("utf-8", "replace").splitlines()]
+        votes = Counter(truth[ln] for ln in lines if ln in truth)
+        right = bool(votes) and votes.most_common(1)[0][0] == k + 1
+        tally = s.who.setdefault(who.split(",")[0], [0, 0])
+        tally[0] += right
+        tally[1] += 1
+    return s
+
+
+def run_case(h: real_histories.RealHistory, code: Path, where: Path) -> Score:
+    repo = real_histories.build(h, where / "repo")
+    (where / "truth.json").write_text(json.dumps(truth_lines(repo)))
+    (where / "spec.toml").write_text(real_histories.spec_text(h, repo))
+    env = {**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{ROOT}", "RETCON_OWNERS_LINES": str(where / "truth.json"),
+           "RETCON_SCRIPT_LOG": str(where / "log.jsonl"),
+           # No installed plugin: the installed entry point names this tree's modules, not BEFORE's.
+           "LLM_LOAD_PLUGINS": ""}
+    cli = [sys.executable, "-c", "import sys; from git_retcon.cli import main; main(sys.argv[1:])"]
+    subprocess.run([*cli, "spec", "import", str(where / "spec.toml")], cwd=repo.path, env=env, check=True,
+                   capture_output=True)
+    ran = subprocess.run([sys.executable, "-m", "bench._truth_run"], cwd=repo.path, env=env, capture_output=True,
+                         text=True)
+    (where / "run.out").write_text(ran.stdout + ran.stderr)
+    return score(repo, json.loads((where / "truth.json").read_text()), where / "log.jsonl", ran.returncode)
+
+
+def main(argv: list[str]) -> None:
+    home = Path(tempfile.mkdtemp(prefix="retcon-bench-truth-"))
+    os.environ.update(hermetic_env(home / "home"))
+    before = old_tree(BEFORE, home / "before")
+    print("A model that knows the answer: owners-truth, default mode, real histories squashed, hints only\n")
+    print(f"{'history':<10} {'code':<7} {'complete':>8} {'exact/can':>9} {'WIP':>4} {'convers.':>8} {'questions':>9} "
+          f"{'atoms':>5}  {'rules right':>12} {'model right':>12}  exit")
+    for h in real_histories.HISTORIES:
+        for label, code in (("before", before), ("after", ROOT)):
+            try:
+                s = run_case(h, code, home / h.name / label)
+            except real_histories.Unavailable as e:
+                print(f"{h.name:<10} skipped: {e}")
+                break
+            rule, model = s.who.get("rule", [0, 0]), s.who.get("model", [0, 0])
+            print(f"{h.name:<10} {label:<7} {f'{s.complete}/{s.commits}':>8} {f'{s.exact}/{s.reachable}':>9} "
+                  f"{s.wip:>4} {s.conversation:>8} {s.questions:>9} {s.atoms:>5}  "
+                  f"{f'{rule[0]}/{rule[1]}':>12} {f'{model[0]}/{model[1]}':>12}  {s.code}", flush=True)
+            if label == "after":
+                for why in unreachable(GitRepo(home / h.name / label / "repo")).values():
+                    print(f"{'':<10} cannot be made from the diff: {why}")
+    print("\nexact/can: trees equal to the authors' commit, of those the branch's diff can make at all")
+    print(f"(kept under {home})")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,4 +1,4 @@
-"""Plain code decides what the evidence decides, and ranks the rest.
+"""Plain code decides what the evidence decides, and ranks the rest: the rows of owners/rules.py.
 
 For each hunk of the spec's diff (merge base to source tip) and each logical commit: the commit's
 planned `hunks` and its `paths` (the user's word), files one commit's hints name and no other's,
@@ -20,20 +20,14 @@ import pygit2
 from git_retcon import diff
 from git_retcon.git.plumbing import get_blob, get_commit
 from git_retcon.model.guards import names_file
-from git_retcon.owners import names
+from git_retcon.owners import names, rules
 from git_retcon.owners.source import SourceCommit, written_by
 from git_retcon.state import spec as specmod
-from git_retcon.state.spec import paths_match_any
 
 # Who placed a hunk in its logical commit: the spec (user), a rule of plain code, the model (twice
 # the same answer, or once agreeing with the evidence), or the model unsure (two answers differ).
 Who = Literal["user", "rule", "model", "model, uncertain"]
 
-STYLE = re.compile(r"\b(style|styl\w*|format\w*|lint\w*|whitespace|indent\w*|pep ?8|prettier|black|gofmt|"
-                   r"rustfmt|clang-format|reformat\w*)\b", re.I)
-# What a word is worth by where the hunk says it.
-DEFINES, AROUND, FILE, LINES = 3.0, 3.0, 2.0, 1.0
-SOURCE_EXACT, SOURCE_NEAR = 6.0, 3.0
 PLAUSIBLE = 5          # the most commits one question offers
 COMMON = 5             # a word on this many lines of a file names nothing in it (p-map's "promise")
 
@@ -57,10 +51,6 @@ class Evidence:
         """The commit the evidence scores best for a hunk in doubt (None: no evidence at all)."""
         r = self.ranked.get(hid) or []
         return r[0][0] if r and r[0][1] > 0 and (len(r) == 1 or r[0][1] > r[1][1]) else None
-
-
-def _touches(h: diff.Hunk, patterns: list[str]) -> bool:
-    return paths_match_any((h.path, h.old_path), patterns)
 
 
 def _source_owner(spec: specmod.Spec, src: SourceCommit, commit_words: list[set[str]]) -> tuple[int, bool] | None:
@@ -116,11 +106,11 @@ class _Reader:
             for w in ws:
                 out[w] = max(out.get(w, 0.0), weight)
 
-        put(names.words(" ".join(added or removed)), LINES)
-        put(names.words(names.stem(h.path)), FILE)
-        put({w for n in names.defined(added or removed) for w in names.words(n)}, DEFINES)
+        put(names.words(" ".join(added or removed)), rules.LINES.weight)
+        put(names.words(names.stem(h.path)), rules.FILE.weight)
+        put({w for n in names.defined(added or removed) for w in names.words(n)}, rules.DEFINES.weight)
         if around:
-            put(names.words(around), AROUND)
+            put(names.words(around), rules.AROUND.weight)
         return out
 
     def around(self, h: diff.Hunk) -> str | None:
@@ -135,40 +125,43 @@ class _Reader:
 
 def gather(repo: pygit2.Repository, spec: specmod.Spec, base: str, tip: str,
            hunks: list[diff.Hunk] | None = None) -> Evidence:
-    """The evidence for every hunk of base..tip (or of `hunks`, ids of that diff)."""
+    """The evidence for every hunk of base..tip (or of `hunks`, ids of that diff): the rows of
+    owners/rules.py, deciding ones first."""
     base_c, tip_c = get_commit(repo, base), get_commit(repo, tip)
     if hunks is None:
         hunks = diff.remaining(repo, str(base_c.tree_id), str(tip_c.tree_id))
     ev = Evidence(hunks)
     n = len(spec.commits)
-    paths = {h.path for h in hunks}
+    facts = rules.Facts(spec, frozenset(h.path for h in hunks))
     for k, c in enumerate(spec.commits):
         for hid in c.hunks:
-            ev.decided.setdefault(hid, Decided(k, "user", f"commit {k + 1}'s hunks"))
-    style = [k for k, c in enumerate(spec.commits) if STYLE.search(c.message)]
+            ev.decided.setdefault(hid, Decided(k, "user", f"commit {specmod.number(k)}'s hunks"))
     for h in hunks:
-        if h.id in ev.decided:
-            continue
-        by_paths = [k for k, c in enumerate(spec.commits) if c.paths and _touches(h, c.paths)]
-        named = [k for k, c in enumerate(spec.commits) if names_file(c.hints, h.path, paths)
-                 or (h.old_path is not None and names_file(c.hints, h.old_path, paths))]
-        if by_paths:
-            ev.decided[h.id] = Decided(by_paths[0], "user", f"commit {by_paths[0] + 1}'s paths")
-        elif len(named) == 1:
-            ev.decided[h.id] = Decided(named[0], "rule", f"commit {named[0] + 1}'s hints name {h.path}")
-        elif len(style) == 1 and names.whitespace_only(h):
-            ev.decided[h.id] = Decided(style[0], "rule", "whitespace only, and it is the style commit")
+        for row, decide in rules.DECIDING if h.id not in ev.decided else []:
+            if (got := decide(facts, h)) is not None:
+                ev.decided[h.id] = Decided(got[0], "user" if row.who == "user" else "rule", got[1])
+                break
     doubt = [h for h in hunks if h.id not in ev.decided]
     if not doubt or n == 0:
         return ev
+    _rank(repo, spec, ev, doubt, _Reader(repo, base_c.tree, tip_c.tree), base, tip)
+    return ev
+
+
+def _rank(repo: pygit2.Repository, spec: specmod.Spec, ev: Evidence, doubt: list[diff.Hunk], reader: _Reader,
+          base: str, tip: str) -> None:
+    """The ranking rows for each hunk in doubt; one the evidence settles is decided after all."""
+    n = len(spec.commits)
     commit_words = [names.words(c.message + "\n" + c.hints) for c in spec.commits]
+    messages = [" ".join(re.findall(r"[a-z0-9]+", (c.message + " " + c.hints).lower())) for c in spec.commits]
     naming = Counter(w for ws in commit_words for w in ws)
-    reader = _Reader(repo, base_c.tree, tip_c.tree)
+    paths = {h.path for h in ev.hunks}
     try:
         ev.sources, wrote = written_by(repo, base, tip, doubt)
     except (pygit2.GitError, KeyError, ValueError):
         ev.sources, wrote = [], {}
     owner_of = [_source_owner(spec, s, commit_words) for s in ev.sources]
+    defined_in = _defined_in(ev)
     for h in doubt:
         scores = [0.0] * n
         strong = [False] * n
@@ -178,38 +171,57 @@ def gather(repo: pygit2.Repository, spec: specmod.Spec, base: str, tip: str,
             for k in range(n):
                 if w in commit_words[k]:
                     scores[k] += weight / naming[w]
-                    if weight > LINES and naming[w] == 1 and not reader.common(h.path, w):
+                    if weight > rules.LINES.weight and naming[w] == 1 and not reader.common(h.path, w):
                         strong[k] = True
                         said[k].append(w)
-        hinted = [k for k, c in enumerate(spec.commits) if names_file(c.hints, h.path, paths)]
-        for k in hinted:
-            scores[k] += FILE
+        for phrase in rules.phrases(h):
+            said_by = [k for k in range(n) if f" {phrase} " in f" {messages[k]} "]
+            for k in said_by if len(said_by) == 1 else []:
+                scores[k] += rules.PHRASE.weight
+                strong[k] = True
+                said[k].append(phrase)
+        for k in (k for k, c in enumerate(spec.commits) if names_file(c.hints, h.path, paths)):
+            scores[k] += rules.HINTED.weight
+        if names.is_test(h.path):
+            for k in {defined_in[u] for u in names.used(names.hunk_lines(h)[1]) if u in defined_in}:
+                scores[k] += rules.CALLS.weight
         lines = wrote.get(h.id, Counter())
         total = sum(lines.values())
         for i, count in lines.items():
             found = owner_of[i] if i < len(owner_of) else None
             if found is not None:
                 k, exact = found
-                scores[k] += (SOURCE_EXACT if exact else SOURCE_NEAR) * count / total
+                scores[k] += (rules.SOURCE_EXACT.weight if exact else rules.SOURCE_NEAR.weight) * count / total
                 strong[k] = strong[k] or (exact and count == total)
-        order = sorted(range(n), key=lambda k: (-scores[k], k))
+        out = {k for k, c in enumerate(spec.commits) for _, rule_out in rules.RULING_OUT if rule_out(c, h)}
+        running = [k for k in range(n) if k not in out] or list(range(n))
+        order = sorted(running, key=lambda k: (-scores[k], k))
         best = order[0]
-        second = order[1] if n > 1 else best
-        floor = min(scores)   # what every commit shares (the same files in every hint) tells none apart
-        if n == 1 or (strong[best] and scores[best] > floor and not strong[second]
-                      and scores[best] - floor >= 2 * (scores[second] - floor)):
+        second = order[1] if len(order) > 1 else best
+        floor = min(scores[k] for k in running)   # what every commit shares tells none apart
+        if len(order) == 1 or (strong[best] and scores[best] > floor and not strong[second]
+                               and scores[best] - floor >= 2 * (scores[second] - floor)):
             ev.decided[h.id] = Decided(best, "rule", _why(best, lines, owner_of, ev.sources, sorted(said[best])))
             continue
         top = scores[best]
         if top > 0:
             keep = [k for k in order if scores[k] >= 0.25 * top][:PLAUSIBLE]
             keep = keep if len(keep) >= 2 else order[:2]
-        else:   # no evidence at all: every commit is plausible
+        else:   # no evidence at all: every commit still running is plausible
             keep = order
         ev.ranked[h.id] = [(k, round(scores[k], 3)) for k in keep]
         if inside is not None:
             ev.around[h.id] = inside
-    return ev
+
+
+def _defined_in(ev: Evidence) -> dict[str, int]:
+    """The names the hunks decided so far define, each with its one logical commit."""
+    found: dict[str, set[int]] = {}
+    for h in ev.hunks:
+        if (d := ev.decided.get(h.id)) is not None:
+            for name in names.defined(names.hunk_lines(h)[1]):
+                found.setdefault(name, set()).add(d.k)
+    return {name: next(iter(ks)) for name, ks in found.items() if len(ks) == 1}
 
 
 def _why(k: int, lines: Counter[int], owner_of: list[tuple[int, bool] | None], sources: list[SourceCommit],

@@ -1,0 +1,74 @@
+"""The evidence's table (owners/rules.py): the rows made for what a small model got wrong, each on a
+branch built like the history it was made for, squashed into one "wip" commit so that only the
+spec's words and the lines tell."""
+from __future__ import annotations
+
+import pygit2
+
+from git_retcon.owners import rules
+from git_retcon.owners.evidence import gather
+from git_retcon.owners.place import spec_diff
+from git_retcon.state.spec import LogicalCommit, Spec
+from testing.gitrepo import GitRepo
+
+
+def _evidence(tmp_path, base: dict[str, str], after: dict[str, str], commits: list[LogicalCommit]):
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("base", base)
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("wip", after)
+    spec = Spec(source="feature", remote="main", cleaned="clean", commits=commits)
+    r = pygit2.Repository(str(repo.path))
+    b, t, hunks = spec_diff(r, spec)
+    return gather(r, spec, b, t, hunks), {h.path: h.id for h in hunks}
+
+
+def test_a_typo_fix_takes_no_hunk_of_a_feature(tmp_path):
+    """The 1.5B model put a 16-line hunk of a feature in "Fix typo": the typo commit is out of the
+    running for it, so no question can offer it."""
+    feature = "".join(f"def step_{i}(x):\n    return x + {i}\n" for i in range(8))
+    ev, ids = _evidence(tmp_path, {"README.md": "A tool for teh numbers.\n", "steps.py": "# steps\n"},
+                        {"README.md": "A tool for the numbers.\n", "steps.py": "# steps\n" + feature},
+                        [LogicalCommit("Fix typo"), LogicalCommit("Add numbered stages")])
+    hid = ids["steps.py"]
+    assert ev.decided[hid].k == 1 if hid in ev.decided else [k for k, _ in ev.ranked[hid]] == [1]
+    assert rules.too_big_for_a_small_fix(LogicalCommit("Fix typo"), next(h for h in ev.hunks if h.id == hid))
+
+
+def test_a_style_commit_takes_no_new_test(tmp_path):
+    """The 1.5B model put a 12-line test in "Stylecheck"."""
+    test = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    ev, ids = _evidence(tmp_path, {"calc.py": "def add(a,b):\n    return a+b\n"},
+                        {"calc.py": "def add(a, b):\n    return a + b\n", "test_calc.py": test},
+                        [LogicalCommit("Stylecheck"), LogicalCommit("Cover the sums")])
+    hid = ids["test_calc.py"]
+    placed = ev.decided[hid].k if hid in ev.decided else None
+    assert placed == 1 or 0 not in [k for k, _ in ev.ranked[hid]]
+
+
+def test_an_identifier_in_words_decides(tmp_path):
+    """fallback_signers said as "fallback signers" in one message, and in no other."""
+    ev, ids = _evidence(tmp_path, {"sign.py": "SIGNERS = []\n", "log.py": "LEVEL = 1\n"},
+                        {"sign.py": "SIGNERS = []\nfallback_signers = ['gpg']\n", "log.py": "LEVEL = 2\n"},
+                        [LogicalCommit("Sign with the fallback signers"), LogicalCommit("Louder logs")])
+    d = ev.decided[ids["sign.py"]]
+    assert (d.k, d.who) == (0, "rule") and "fallback signers" in d.why
+
+
+def test_a_test_goes_with_the_code_it_calls(tmp_path):
+    """A test hunk in doubt ranks first the commit whose decided hunk defines what it calls."""
+    ev, ids = _evidence(tmp_path, {"ops.py": "", "other.py": ""},
+                        {"ops.py": "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n",
+                         "other.py": "def widen(x):\n    return x * 2\n",
+                         "test_misc.py": "from ops import clamp\nassert clamp(5, 0, 3) == 3\n"},
+                        [LogicalCommit("Scale", paths=["other.py"]), LogicalCommit("Limit values", paths=["ops.py"]),
+                         LogicalCommit("Docs")])
+    hid = ids["test_misc.py"]
+    first = ev.decided[hid].k if hid in ev.decided else ev.ranked[hid][0][0]
+    assert first == 1
+
+
+def test_every_row_says_what_it_reads_and_the_case_it_was_made_for():
+    assert len({r.name for r in rules.TABLE}) == len(rules.TABLE)
+    assert all(r.reads and r.example and r.kind in ("decides", "ranks", "rules out") for r in rules.TABLE)
+    assert all(r.weight > 0 for r in rules.RANKING)

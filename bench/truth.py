@@ -72,7 +72,13 @@ class Score:
 
 
 def _placed(repo: GitRepo) -> dict[str, tuple[int, str]]:
-    """The last placement's record: id -> (logical commit, who)."""
+    """The last placement: id -> (logical commit, who); from its note (state/notes.Placed), or from
+    the save's message where the code (BEFORE) wrote only that."""
+    for sha in repo.git("rev-list", "refs/retcon/feature-clean").split():
+        note = repo.git("notes", "--ref=retcon", "show", sha, check=False)
+        placed = json.loads(note).get("placed") if note.startswith("{") else None
+        if placed:
+            return {i: (p["commit"] - 1, p["who"]) for i, p in placed.items()}
     for message in repo.git("log", "--format=%B%x00", "refs/retcon/feature-clean").split("\0"):
         got = {}
         for line in message.strip().splitlines():

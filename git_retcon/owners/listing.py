@@ -8,12 +8,14 @@ takes; none where nothing decides (the last commit takes what is left).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from git_retcon import diff
 from git_retcon.diff import atoms
 from git_retcon.git.plumbing import get_commit
 from git_retcon.owners import place
 from git_retcon.owners.evidence import Who, gather
+from git_retcon.state import notes
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Store, Stored
 
@@ -43,9 +45,13 @@ class Row:
 
 
 def last_placement(store: Store, stored: Stored) -> dict[str, tuple[int, Who]]:
-    """The who of each hunk, as the last save that placed hunks recorded it."""
+    """The who of each hunk, as the last save that placed hunks recorded it: its note's `placed`
+    (state/notes.Placed), or the save's message where an older version wrote only that."""
     at = get_commit(store.repo, stored.commit)
     for _ in range(WALK):
+        kept = notes.read_spec(store, str(at.id)).get("placed")
+        if kept:
+            return {i: (p["commit"] - 1, cast(Who, p["who"])) for i, p in kept.items()}
         found = place.read_record(at.message)
         if found:
             return found

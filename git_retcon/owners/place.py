@@ -5,6 +5,7 @@ small questions, plain code composes and checks the answers; the result goes int
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ from git_retcon.owners import atoms
 from git_retcon.owners.compose import Composed, Owner, compose
 from git_retcon.owners.evidence import Evidence, Who, gather
 from git_retcon.owners.question import Asker, Tally, ask_all
+from git_retcon.state import notes
 from git_retcon.state import spec as specmod
 from git_retcon.state.spec import OWNERS_MODES, OwnersMode, paths_match_any
 
@@ -103,6 +105,11 @@ def record(p: Placement) -> str:
             + "\n".join(f"{h.id} {p.owners[h.id].k + 1} {p.owners[h.id].who}" for h in p.hunks) + "\n")
 
 
+def placed(p: Placement) -> dict[str, notes.Placed]:
+    """Who placed each hunk or atom, as the spec chain's note keeps it (state/notes.Placed)."""
+    return {h.id: {"commit": specmod.number(p.owners[h.id].k), "who": p.owners[h.id].who} for h in p.hunks}
+
+
 def read_record(message: str) -> dict[str, tuple[int, Who]]:
     """record()'s lines read back: hunk id -> (logical commit, who)."""
     if not message.startswith(RECORD + ":"):
@@ -119,7 +126,10 @@ def table(spec: specmod.Spec, p: Placement) -> list[str]:
         unsure = sum(1 for h in mine if p.owners[h.id].who == "model, uncertain")
         rows.append(f"  {k + 1:>3}  {len(mine):>5}  {files:>5}  {f'+{added} -{removed}':>13}  {unsure:>6}  "
                     f"{c.summary[:60]}")
-    lines = rows + ["  " + m for m in p.composed.moved[:10]]
+    counts = Counter(o.who for o in p.owners.values())
+    lines = rows + [f"  placed by: {counts['user']} the spec, {counts['rule']} rules, "
+                    f"{counts['model'] + counts['model, uncertain']} the model"]
+    lines += ["  " + m for m in p.composed.moved[:10]]
     for k in p.composed.empty:
         lines.append(f"Warning: commit {k + 1} ({spec.commits[k].summary}) is left with no hunk: merge or drop it "
                      f"(git retcon spec edit {spec.cleaned})")

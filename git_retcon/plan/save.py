@@ -20,7 +20,7 @@ from git_retcon.plan import branches
 from git_retcon.plan import report as planreport
 from git_retcon.plan import write as planmod
 from git_retcon.plan.realign import realign
-from git_retcon.state import oplog, specparse, spectoml
+from git_retcon.state import notes, oplog, specparse, spectoml
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Store, Stored
 from git_retcon.ui import UI
@@ -101,8 +101,10 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
         say("Warning: " + line)
     with store.lock(spec.cleaned), oplog.recording(store, spec.cleaned, "plan", oplog.refs_of(spec.cleaned,
                                                                                               spec.cleaned)):
-        store.save(spec, _refuse_existing(store, spec.cleaned, req.force),
-                   owners.record(placed) if placed is not None else "plan")
+        saved = store.save(spec, _refuse_existing(store, spec.cleaned, req.force),
+                           owners.record(placed) if placed is not None else "plan")
+        if placed is not None:
+            notes.set_placed(store, saved, owners.placed(placed))     # who placed each, as data
     say(f"Saved spec '{spec.cleaned}': {len(spec.commits)} logical commits "
         f"from '{spec.source}' onto '{spec.remote}'.")
     for line in planreport.report(repo, spec, proposal):

@@ -14,6 +14,7 @@ import llm
 from git_retcon.model.choose import BUILTIN
 from git_retcon.owners import place as owners
 from git_retcon.reconstruct.work import Run
+from git_retcon.state import notes
 from git_retcon.state.spec import OwnersMode
 from git_retcon.state.store import Stored
 
@@ -35,6 +36,7 @@ def place_first(run: Run, stored: Stored, model: llm.Model | None, mode: OwnersM
     p = owners.place(run.repo, stored.spec, model, run.opts.jobs, run.ui.line, run.exchange_log(), spec_diff)
     owners.assign(stored.spec, p)
     run.store.update(stored, owners.record(p))
+    notes.set_placed(run.store, stored.commit, owners.placed(p))     # who placed each, as data
     for line in owners.table(stored.spec, p):
         run.ui.line(line)
     if p.tally is not None:

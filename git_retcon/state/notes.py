@@ -130,11 +130,19 @@ class RunRecord(TypedDict):
     commits: dict[str, Usage]         # 1-based index -> what this run spent on it; "0": placing hunks
 
 
+class Placed(TypedDict):
+    """Who placed one hunk or atom of the spec's diff in its logical commit, at a placement's save."""
+
+    commit: int                       # 1-based
+    who: str                          # user, rule, model, model, uncertain
+
+
 class SpecNote(TypedDict, total=False):
     """refs/notes/retcon on a commit of the spec chain."""
 
     spent: list[Spent]
     runs: list[RunRecord]
+    placed: dict[str, Placed]         # the save that placed hunks: each hunk or atom id, and who placed it
 
 
 class _CommandRecordKeys(TypedDict):
@@ -244,6 +252,12 @@ def last_run_model(store: Store, spec_commit: str, depth: int = 50) -> str | Non
         parents = store.repo[pygit2.Oid(hex=cur)].peel(pygit2.Commit).parent_ids
         cur = str(parents[0]) if parents else None
     return None
+
+
+def set_placed(store: Store, spec_commit: str, placed: dict[str, Placed]) -> None:
+    note = read_spec(store, spec_commit)
+    note["placed"] = placed
+    store.write_note(NOTES_REF, spec_commit, cast("dict[str, Any]", note))
 
 
 def add_spent(store: Store, spec_commit: str, item: Spent) -> None:

@@ -122,6 +122,11 @@ def test_one_hunk_of_two_commits_is_rebuilt_as_the_authors_made_it(tmp_path, mon
     for atom in split:
         number = next(k for k, c in enumerate(spec["commit"], start=1) if atom in c.get("hunks", []))
         assert listed[atom]["commit"] == number and listed[atom]["who"] in ("rule", "model"), listed[atom]
+    # Who placed each is data on the save that placed them, not only words in its message.
+    saves = repo.git("rev-list", "refs/retcon/clean").split()
+    kept = [json.loads(n)["placed"] for n in (repo.git("notes", "--ref=retcon", "show", s, check=False) for s in saves)
+            if n.startswith("{") and "placed" in json.loads(n)]
+    assert kept and all(kept[0][a]["who"] == listed[a]["who"] for a in split)
 
 
 def test_a_hunk_of_one_commit_is_not_split(tmp_path, truth_model):

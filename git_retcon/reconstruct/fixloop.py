@@ -10,7 +10,7 @@ from git_retcon import diff
 from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.plumbing import full_sha, get_commit
 from git_retcon.model.outcome import Proposed, Stuck
-from git_retcon.reconstruct import steps
+from git_retcon.reconstruct import repair, steps
 from git_retcon.reconstruct.journal import Journal, Made, Stop
 from git_retcon.reconstruct.judge import as_failure, recorded_failure
 from git_retcon.reconstruct.work import Work
@@ -85,7 +85,9 @@ def _fix_step(w: Work, journal: Journal, diag: rework.Diagnosis, attempt: int) -
         paths = list(dict.fromkeys(c.hunk.path for c in candidates))
         ui.line(f"Blame: {plural(len(candidates), 'candidate hunk')} in the remaining diff "
                 f"({', '.join(paths[:3])}{'...' if len(paths) > 3 else ''})")
-    start = steps.session(w, "fix", tip, diag.brief, candidates)
+    # Each candidate alone first, smallest first (reconstruct/repair.py): the one that passes is the fix.
+    found = repair.search(w, tip, candidates)
+    start = steps.session(w, "fix", tip, diag.brief, found.passed or candidates)
     # The tree plain code tried the candidates on (the worktree holds them now), and how it failed.
     tried = _tried(w, diag, start.checked) if start.checked is not None else None
     values = steps.prompt_values(w, start)
@@ -98,7 +100,8 @@ def _fix_step(w: Work, journal: Journal, diag: rework.Diagnosis, attempt: int) -
     if not isinstance(res.outcome, Proposed):
         return res.outcome
     if tried is not None and res.outcome.tree == tried[0] and tried[1] is not None:
-        return Stuck(_not_better(diag, tried[1], candidates))
+        alone = "".join(f"; {c.hunk.path} alone: {why}" for c, why in found.tried)
+        return Stuck(_not_better(diag, tried[1], candidates) + alone)
     ui.line(f"Creating WIP commit... {res.outcome.message}")
     return journal.make(w, res, tip, diag.brief)
 

@@ -80,6 +80,7 @@ def place(repo: pygit2.Repository, spec: specmod.Spec, model: llm.Model | None, 
     answers = {}
     if model is not None and ev.ranked:
         asker = Asker(model, spec, log, say)
+        asker.whole = {h.id: h for h in whole}
         say(f"Placing hunks: {len(ev.decided)} of {len(hunks)} by the spec and plain rules; asking {model.model_id} "
             f"about {len(ev.ranked)} (one small question each)...")
         answers = ask_all(asker, ev, jobs, say)

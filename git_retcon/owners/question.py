@@ -24,6 +24,8 @@ from typing import Any
 import llm
 
 from git_retcon import diff
+from git_retcon.diff import atoms
+from git_retcon.diff.select import interleave, numbered
 from git_retcon.model.logs import ExchangeLog
 from git_retcon.model.prompt import template
 from git_retcon.model.retry import Retry, retry_line
@@ -89,6 +91,24 @@ def commits_text(spec: specmod.Spec) -> str:
     return "\n".join(out)
 
 
+def atom_text(atom: diff.Hunk, whole: diff.Hunk) -> str:
+    """An atom as a unified diff: its own lines with - and +, the rest of its hunk as context
+    lines (a leading space), in the order the hunk shows them."""
+    part = atoms.parse(atom.id)
+    if part is None or whole.kind != "modify":
+        return hunk_text(atom)
+    old, new = numbered(whole)
+    m = len(old)
+    lines = [f"@@ -{whole.old_start},{whole.old_lines} +{whole.new_start},{whole.new_lines} @@"]
+    for sign, i in interleave(old, new):
+        number = i + 1 if sign == "-" else m + i + 1
+        text = (old[i] if sign == "-" else new[i]).decode("utf-8", "replace").rstrip("\r\n")
+        lines.append((sign if number in part[1] else " ") + text)    # another atom's line: context
+    if len(lines) > HEAD + TAIL + 1:
+        lines = lines[:HEAD] + [f"... {len(lines) - HEAD - TAIL} lines not shown ..."] + lines[-TAIL:]
+    return "\n".join(ln[:200] for ln in lines)
+
+
 def hunk_text(h: diff.Hunk) -> str:
     """The hunk as -/+ lines; a long one by its head and tail and the names it defines."""
     removed, added = names.hunk_lines(h)
@@ -134,6 +154,7 @@ class Asker:
         self.say = say
         self.tally = Tally()
         self.index: dict[str, int] = {}     # hunk id -> its place among the questions (Part k/n)
+        self.whole: dict[str, diff.Hunk] = {}   # an atom's hunk, by the hunk's id: the context it is shown in
 
     def _prompt(self, hs: list[diff.Hunk], choices: list[int], again: str) -> str:
         listed = ", ".join(str(specmod.number(k)) for k in choices)
@@ -143,8 +164,12 @@ class Asker:
         return template("owner.md").substitute(commits=self.prefix, part=str(self.index.get(h.id, 0) + 1),
                                                n=str(max(len(self.index), 1)), choices=listed,
                                                how=how + again, path=h.path,
-                                               hunk="\n\n".join(hunk_text(x) for x in hs),
+                                               hunk="\n\n".join(self._text(x) for x in hs),
                                                attempt=" (attempt 2)" if again else "")
+
+    def _text(self, h: diff.Hunk) -> str:
+        whole = self.whole.get(h.id.split(":")[0]) if ":" in h.id else None
+        return atom_text(h, whole) if whole is not None else hunk_text(h)
 
     def _call(self, prompt: str, choices: list[int]) -> str:
         def once() -> str:

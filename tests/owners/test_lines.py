@@ -164,3 +164,14 @@ def test_the_demo_with_a_model_that_knows_is_complete_with_no_wip_and_no_convers
     asked = [json.loads(x) for x in truth_model.read_text().splitlines()] if truth_model.exists() else []
     assert not [e for e in asked if e.get("step") == "conversation"]
     assert repo.tree(demo.CLEANED) == repo.tree(demo.SOURCE)
+
+
+def test_an_atom_is_asked_as_a_unified_diff_with_the_rest_of_its_hunk_as_context(tmp_path, monkeypatch,
+                                                                                  truth_model):
+    _truth(tmp_path, "a list", monkeypatch)
+    repo, _, _ = _build(tmp_path, "a list", squash=True)
+    assert retcon(repo, "run", "-m", "owners-truth").code == 0
+    asked = [json.loads(x)["prompt"] for x in truth_model.read_text().splitlines()]
+    about = next(p for p in asked if '+    "cases/two.txt",' in p)
+    change = about.split("The change, in test_cases.py:\n", 1)[1]
+    assert '+    "cases/two.txt",' in change and '\n     "cases/three.txt",' in change   # context

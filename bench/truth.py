@@ -72,7 +72,7 @@ class Score:
 
 
 def _placed(repo: GitRepo) -> dict[str, tuple[int, str]]:
-    """The last placement: id -> (logical commit, who); from its note (state/notes.Placed), or from
+    """The last placement: id -> (logical commit, who); from its note (state/notes.PlacedBy), or from
     the save's message where the code (BEFORE) wrote only that."""
     for sha in repo.git("rev-list", "refs/retcon/feature-clean").split():
         note = repo.git("notes", "--ref=retcon", "show", sha, check=False)
@@ -116,11 +116,11 @@ def score(repo: GitRepo, truth: dict[str, int], log: Path, code: int) -> Score:
     r = pygit2.Repository(str(repo.path))
     whole = {h.id: h for h in diff.remaining(r, repo.tree("main"), repo.tree("feature"))}
     for item, (k, who) in _placed(repo).items():
-        part = atoms.parse(item)
+        part = atoms.parse_id(item)
         h = whole.get(part[0] if part else item)
         if h is None:
             continue
-        shown = atoms.shown(h, part[1]) if part else h
+        shown = atoms.as_hunk(h, part[1]) if part else h
         lines = [ln.strip() for ln in (shown.added + shown.removed).decode("utf-8", "replace").splitlines()]
         votes = Counter(truth[ln] for ln in lines if ln in truth)
         right = bool(votes) and votes.most_common(1)[0][0] == k + 1

@@ -94,7 +94,7 @@ def atom_id(h: Hunk, numbers: Collection[int]) -> str:
     return f"{h.id}:{compact(set(numbers))}"
 
 
-def parse(item: str) -> tuple[str, frozenset[int]] | None:
+def parse_id(item: str) -> tuple[str, frozenset[int]] | None:
     """An atom's hunk id and numbers (None: not an atom, a whole hunk's id)."""
     m = _ATOM.match(item)
     if m is None:
@@ -106,10 +106,10 @@ def parse(item: str) -> tuple[str, frozenset[int]] | None:
     return m[1], frozenset(numbers)
 
 
-def shown(h: Hunk, numbers: frozenset[int]) -> Hunk:
+def as_hunk(h: Hunk, numbers: frozenset[int]) -> Hunk:
     """The hunk an atom shows: its own `-` and `+` lines at their place in the old and new file,
     for what reads a hunk's lines (the evidence, a question, blame). Applying an atom is not this
-    hunk's: it is a selection of h (tree_of)."""
+    hunk's: it is a selection of h (with_parts)."""
     old, new = numbered(h)
     m = len(old)
     rem = sorted(n - 1 for n in numbers if n <= m)
@@ -121,7 +121,7 @@ def shown(h: Hunk, numbers: frozenset[int]) -> Hunk:
                 old_mode=h.old_mode, new_mode=h.new_mode, old_oid=h.old_oid)
 
 
-def tree_of(repo: pygit2.Repository, base_tree: str, hunks: Sequence[Hunk],
+def with_parts(repo: pygit2.Repository, base_tree: str, hunks: Sequence[Hunk],
             taken: Mapping[str, frozenset[int] | None]) -> str:
     """The tree the merge base becomes with the taken part of each hunk: taken[hunk id] is the
     numbers of its lines taken, None for the whole hunk; a hunk not in taken is not applied."""

@@ -49,7 +49,7 @@ _ENTRY = re.compile(r"""^\s*(?:"[^"\n]*"|'[^'\n]*'|[A-Za-z_][\w.]*)\s*(?:[:=]\s*
 def split(repo: pygit2.Repository, base: str, tip: str, hunks: list[diff.Hunk],
           keep: set[str]) -> list[diff.Hunk]:
     """hunks, each that holds lines of different evidence replaced by its atoms (as shown hunks,
-    diff/atoms.shown), in order; keep: the ids of hunks that stay whole."""
+    diff/atoms.as_hunk), in order; keep: the ids of hunks that stay whole."""
     reader = _Lines(repo, base, tip, hunks)
     out: list[diff.Hunk] = []
     for h in hunks:
@@ -57,7 +57,7 @@ def split(repo: pygit2.Repository, base: str, tip: str, hunks: list[diff.Hunk],
         if len(groups) <= 1:
             out.append(h)
         else:
-            out += [atoms.shown(h, g) for g in groups]
+            out += [atoms.as_hunk(h, g) for g in groups]
     return out
 
 
@@ -144,4 +144,4 @@ def _framed(signals: list[Hashable | None]) -> list[Hashable | None]:
 
 def whole_ids(items: Sequence[str]) -> set[str]:
     """The hunk ids that items (a spec's `hunks`) name whole."""
-    return {i for i in items if atoms.parse(i) is None}
+    return {i for i in items if atoms.parse_id(i) is None}

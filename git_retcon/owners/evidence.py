@@ -132,7 +132,7 @@ def gather(repo: pygit2.Repository, spec: specmod.Spec, base: str, tip: str,
         hunks = diff.remaining(repo, str(base_c.tree_id), str(tip_c.tree_id))
     ev = Evidence(hunks)
     n = len(spec.commits)
-    facts = rules.Facts(spec, frozenset(h.path for h in hunks))
+    facts = rules.SpecFacts(spec, frozenset(h.path for h in hunks))
     for k, c in enumerate(spec.commits):
         for hid in c.hunks:
             ev.decided.setdefault(hid, Decided(k, "user", f"commit {specmod.number(k)}'s hunks"))

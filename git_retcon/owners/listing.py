@@ -46,7 +46,7 @@ class Row:
 
 def last_placement(store: Store, stored: Stored) -> dict[str, tuple[int, Who]]:
     """The who of each hunk, as the last save that placed hunks recorded it: its note's `placed`
-    (state/notes.Placed), or the save's message where an older version wrote only that."""
+    (state/notes.PlacedBy), or the save's message where an older version wrote only that."""
     at = get_commit(store.repo, stored.commit)
     for _ in range(WALK):
         kept = notes.read_spec(store, str(at.id)).get("placed")
@@ -84,11 +84,11 @@ def with_atoms(spec: specmod.Spec, hunks: list[diff.Hunk]) -> list[diff.Hunk]:
     parts: dict[str, list[frozenset[int]]] = {}
     for c in spec.commits:
         for item in c.hunks:
-            if (atom := atoms.parse(item)) is not None:
+            if (atom := atoms.parse_id(item)) is not None:
                 parts.setdefault(atom[0], []).append(atom[1])
     out: list[diff.Hunk] = []
     for h in hunks:
-        out += [atoms.shown(h, n) for n in sorted(parts[h.id], key=min)] if h.id in parts else [h]
+        out += [atoms.as_hunk(h, n) for n in sorted(parts[h.id], key=min)] if h.id in parts else [h]
     return out
 
 

@@ -21,7 +21,7 @@ _ASSIGN = re.compile(r"^([A-Za-z_][\w]*)\s*(?::[^=]+)?=(?!=)")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 # Words too common to tell commits apart: English glue, and what every language's code says.
-COMMON = frozenset({
+COMMON_WORDS = frozenset({
     "a", "an", "and", "or", "not", "the", "to", "of", "in", "on", "for", "with", "from", "by", "at",
     "as", "is", "are", "be", "it", "its", "this", "that", "these", "those", "into", "adds", "added",
     "fixes", "fixed", "uses", "makes", "changes", "changed", "updates", "more", "less", "also", "only",
@@ -36,13 +36,13 @@ COMMON = frozenset({
 
 def words(text: str) -> set[str]:
     """The words of text, lowercased, an identifier also by its parts (parse_numbers: parse,
-    numbers; parseNumbers: parse, numbers), words of fewer than three letters and COMMON left out."""
+    numbers; parseNumbers: parse, numbers), words of fewer than three letters and COMMON_WORDS left out."""
     out: set[str] = set()
     for m in _IDENT.finditer(text):
         ident = m.group(0)
         for w in [ident, *_PARTS.findall(ident.replace("_", " "))]:
             w = w.lower()
-            if len(w) >= 3 and w not in COMMON and not w.isdigit():
+            if len(w) >= 3 and w not in COMMON_WORDS and not w.isdigit():
                 out.add(w)
     return out
 

@@ -106,8 +106,8 @@ def record(p: Placement) -> str:
             + "\n".join(f"{h.id} {p.owners[h.id].k + 1} {p.owners[h.id].who}" for h in p.hunks) + "\n")
 
 
-def placed(p: Placement) -> dict[str, notes.Placed]:
-    """Who placed each hunk or atom, as the spec chain's note keeps it (state/notes.Placed)."""
+def placed(p: Placement) -> dict[str, notes.PlacedBy]:
+    """Who placed each hunk or atom, as the spec chain's note keeps it (state/notes.PlacedBy)."""
     return {h.id: {"commit": specmod.number(p.owners[h.id].k), "who": p.owners[h.id].who} for h in p.hunks}
 
 

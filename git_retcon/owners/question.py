@@ -94,7 +94,7 @@ def commits_text(spec: specmod.Spec) -> str:
 def atom_text(atom: diff.Hunk, whole: diff.Hunk) -> str:
     """An atom as a unified diff: its own lines with - and +, the rest of its hunk as context
     lines (a leading space), in the order the hunk shows them."""
-    part = atoms.parse(atom.id)
+    part = atoms.parse_id(atom.id)
     if part is None or whole.kind != "modify":
         return hunk_text(atom)
     old, new = numbered(whole)

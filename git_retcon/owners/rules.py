@@ -20,11 +20,11 @@ from git_retcon.owners import names
 from git_retcon.state import spec as specmod
 from git_retcon.state.spec import paths_match_any
 
-Kind = Literal["decides", "ranks", "rules out"]
+RuleKind = Literal["decides", "ranks", "rules out"]
 
 
 @dataclass(frozen=True)
-class Facts:
+class SpecFacts:
     """What the deciding and ruling-out rows read: the spec, and every path the branch changes."""
 
     spec: specmod.Spec
@@ -35,7 +35,7 @@ class Facts:
 class Rule:
     name: str
     reads: str
-    kind: Kind
+    kind: RuleKind
     weight: float             # a ranking row's score; 0 for the others
     example: str              # the real case it was made for
     who: str = "rule"         # who a deciding row says decided: the user's word, or a rule's
@@ -43,14 +43,14 @@ class Rule:
 
 # -- deciding rows: (facts, hunk) -> (logical commit, why) or None --------------------------------
 
-def by_paths(f: Facts, h: diff.Hunk) -> tuple[int, str] | None:
+def by_paths(f: SpecFacts, h: diff.Hunk) -> tuple[int, str] | None:
     for k, c in enumerate(f.spec.commits):
         if c.paths and paths_match_any((h.path, h.old_path), c.paths):
             return k, f"commit {specmod.number(k)}'s paths"
     return None
 
 
-def hints_name_the_file(f: Facts, h: diff.Hunk) -> tuple[int, str] | None:
+def hints_name_the_file(f: SpecFacts, h: diff.Hunk) -> tuple[int, str] | None:
     named = [k for k, c in enumerate(f.spec.commits) if names_file(c.hints, h.path, set(f.paths))
              or (h.old_path is not None and names_file(c.hints, h.old_path, set(f.paths)))]
     return (named[0], f"commit {specmod.number(named[0])}'s hints name {h.path}") if len(named) == 1 else None
@@ -60,14 +60,14 @@ STYLE = re.compile(r"\b(style|styl\w*|format\w*|lint\w*|whitespace|indent\w*|pep
                    r"rustfmt|clang-format|reformat\w*)\b", re.I)
 
 
-def whitespace_for_style(f: Facts, h: diff.Hunk) -> tuple[int, str] | None:
+def whitespace_for_style(f: SpecFacts, h: diff.Hunk) -> tuple[int, str] | None:
     style = [k for k, c in enumerate(f.spec.commits) if STYLE.search(c.message)]
     if len(style) == 1 and names.whitespace_only(h):
         return style[0], "whitespace only, and it is the style commit"
     return None
 
 
-DECIDING: list[tuple[Rule, Callable[[Facts, diff.Hunk], tuple[int, str] | None]]] = [
+DECIDING: list[tuple[Rule, Callable[[SpecFacts, diff.Hunk], tuple[int, str] | None]]] = [
     (Rule("paths", "the commit's `paths` globs against the hunk's path (old path too)", "decides", 0,
           "the demo: paths = [\"invoicing/tax.py\", \"tests/test_tax.py\"]", who="user"), by_paths),
     (Rule("hints name the file", "a file one commit's hints name, whole or by its file name, and no other's",

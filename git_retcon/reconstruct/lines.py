@@ -25,7 +25,7 @@ from git_retcon.state.spec import paths_match_any
 
 def in_lines(spec: specmod.Spec) -> bool:
     """Whether some logical commit's `hunks` name an atom (then every planned commit is made here)."""
-    return any(atoms.parse(i) is not None for c in spec.commits for i in c.hunks)
+    return any(atoms.parse_id(i) is not None for c in spec.commits for i in c.hunks)
 
 
 def planned_tree(w: Work, upto: int) -> TreeId:
@@ -41,7 +41,7 @@ def planned_tree(w: Work, upto: int) -> TreeId:
     by_id = {h.id: h for h in hunks}
     for c in spec.commits[: upto + 1]:
         for item in c.hunks:
-            part = atoms.parse(item)
+            part = atoms.parse_id(item)
             if part is None:
                 taken[item] = None
             elif part[0] in by_id and taken.get(part[0], frozenset()) is not None:
@@ -49,7 +49,7 @@ def planned_tree(w: Work, upto: int) -> TreeId:
         for h in hunks if c.paths else []:
             if paths_match_any((h.path, h.old_path), c.paths):
                 taken[h.id] = None
-    return TreeId(atoms.tree_of(repo, base_tree, hunks, taken)) if taken else base_tree
+    return TreeId(atoms.with_parts(repo, base_tree, hunks, taken)) if taken else base_tree
 
 
 def check_out(w: Work, parent: str, tree: TreeId) -> None:

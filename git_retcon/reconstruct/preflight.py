@@ -75,7 +75,7 @@ def commands_exist(f: Facts) -> None:
             check_command_exists(command, kind)
 
 
-def paths_match(f: Facts) -> None:
+def paths_found(f: Facts) -> None:
     """"commit K/N (...): its paths [...] match no file that 'SOURCE' changes: fix them (git
     retcon spec edit NAME), then run again"."""
     if f.model is not None:
@@ -108,7 +108,7 @@ Check = Callable[[Facts], None]
 # In the order they run. A dry run makes the first two only: it reads, and needs no model.
 PREVIEW: list[Check] = [not_stuck, branches_found]
 CHECKS: list[Check] = PREVIEW + [
-    model_ready, commands_exist, paths_match, cleaned_not_checked_out, cleaned_name_free, sandbox_chosen,
+    model_ready, commands_exist, paths_found, cleaned_not_checked_out, cleaned_name_free, sandbox_chosen,
     owners_mode,
 ]
 

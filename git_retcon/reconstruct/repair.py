@@ -20,7 +20,7 @@ from git_retcon.reconstruct.work import Work
 if TYPE_CHECKING:
     from git_retcon.rework import Candidate
 
-MOST = 4        # single candidates tried at most, each a build and a test run
+ALONE_AT_MOST = 4        # single candidates tried at most, each a build and a test run
 
 
 @dataclass
@@ -38,7 +38,7 @@ def search(w: Work, tip: CommitId, candidates: list[Candidate]) -> Search:
         return out      # one candidate, or none: the fix step tries it as it is
     repo = w.run.repo
     tip_tree = tree_of(get_commit(repo, tip))
-    for c in sorted(candidates, key=lambda c: c.hunk.added_lines + c.hunk.removed_lines)[:MOST]:
+    for c in sorted(candidates, key=lambda c: c.hunk.added_lines + c.hunk.removed_lines)[:ALONE_AT_MOST]:
         try:
             tree = TreeId(diff.tree_with(repo, tip_tree, [c.hunk]))
         except ValueError:

@@ -130,7 +130,7 @@ class RunRecord(TypedDict):
     commits: dict[str, Usage]         # 1-based index -> what this run spent on it; "0": placing hunks
 
 
-class Placed(TypedDict):
+class PlacedBy(TypedDict):
     """Who placed one hunk or atom of the spec's diff in its logical commit, at a placement's save."""
 
     commit: int                       # 1-based
@@ -142,7 +142,7 @@ class SpecNote(TypedDict, total=False):
 
     spent: list[Spent]
     runs: list[RunRecord]
-    placed: dict[str, Placed]         # the save that placed hunks: each hunk or atom id, and who placed it
+    placed: dict[str, PlacedBy]         # the save that placed hunks: each hunk or atom id, and who placed it
 
 
 class _CommandRecordKeys(TypedDict):
@@ -254,7 +254,7 @@ def last_run_model(store: Store, spec_commit: str, depth: int = 50) -> str | Non
     return None
 
 
-def set_placed(store: Store, spec_commit: str, placed: dict[str, Placed]) -> None:
+def set_placed(store: Store, spec_commit: str, placed: dict[str, PlacedBy]) -> None:
     note = read_spec(store, spec_commit)
     note["placed"] = placed
     store.write_note(NOTES_REF, spec_commit, cast("dict[str, Any]", note))

@@ -20,8 +20,8 @@ def test_adjacent_lines_with_one_signal_stay_together_and_a_blank_line_goes_with
     h = _hunk("", "def a():\n    return 1\n\n\ndef b():\n    return 2\n")
     groups = atoms.group(h, [("def", "a"), None, atoms.BLANK, atoms.BLANK, ("def", "b"), None])
     assert groups == [frozenset({1, 2}), frozenset({3, 4, 5, 6})]
-    assert atoms.shown(h, groups[1]).added == b"\n\ndef b():\n    return 2\n"
-    assert atoms.shown(h, groups[1]).new_start == 5
+    assert atoms.as_hunk(h, groups[1]).added == b"\n\ndef b():\n    return 2\n"
+    assert atoms.as_hunk(h, groups[1]).new_start == 5
 
 
 def test_one_signal_or_none_is_the_whole_hunk():
@@ -33,5 +33,5 @@ def test_one_signal_or_none_is_the_whole_hunk():
 def test_an_atom_is_named_under_its_hunk_and_read_back():
     h = _hunk("x = 1\ny = 2\n", "x = 10\ny = 20\n")
     assert atoms.atom_id(h, {1, 3}) == "0123456789:1,3"
-    assert atoms.parse("0123456789:1,3-4") == ("0123456789", frozenset({1, 3, 4}))
-    assert atoms.parse("0123456789") is None
+    assert atoms.parse_id("0123456789:1,3-4") == ("0123456789", frozenset({1, 3, 4}))
+    assert atoms.parse_id("0123456789") is None

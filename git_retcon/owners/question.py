@@ -26,9 +26,9 @@ import llm
 from git_retcon import diff
 from git_retcon.diff import atoms
 from git_retcon.diff.select import interleave, numbered
+from git_retcon.model.ask import Asking, Question, ask
 from git_retcon.model.logs import ExchangeLog
 from git_retcon.model.prompt import template
-from git_retcon.model.retry import Retry, retry_line
 from git_retcon.owners import names
 from git_retcon.owners.evidence import Evidence, Who
 from git_retcon.state import spec as specmod
@@ -172,20 +172,8 @@ class Asker:
         return atom_text(h, whole) if whole is not None else hunk_text(h)
 
     def _call(self, prompt: str, choices: list[int]) -> str:
-        def once() -> str:
-            if self.structured:
-                response = self.model.prompt(prompt, schema=schema(choices))
-            else:
-                response = self.model.prompt(prompt)
-            text = response.text()
-            self.tally.add(response.usage())
-            if self.log is not None:
-                self.log.record(response)
-            return text
-
-        say = self.say
-        return Retry(self.model.model_id, "nothing was saved",
-                     on_retry=(lambda e, a, s: say(retry_line(e, a, s))) if say is not None else None).call(once)
+        question = Question(prompt, schema(choices), route="schema" if self.structured else "text")
+        return str(ask(self.model, question, Asking(self.log, self.tally.add, self.say)))
 
     def choose(self, h: diff.Hunk | list[diff.Hunk], choices: list[int]) -> int | None:
         """One question (about one hunk, or a few adjacent ones), asked once more after a reply

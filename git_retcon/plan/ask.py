@@ -19,8 +19,9 @@ from typing import Any
 import llm
 
 from git_retcon.errors import RetconError
+from git_retcon.model.ask import Asking, Question, Route, ask, route
 from git_retcon.model.logs import ExchangeLog
-from git_retcon.model.retry import MODEL_ATTEMPTS, Retry, retry_delay, retry_line
+from git_retcon.model.retry import MODEL_ATTEMPTS, retry_delay
 from git_retcon.plan.replies import Checked, Invalid, parse_answer, schema, shape
 
 TOOL_NAME = "propose_plan"
@@ -92,12 +93,7 @@ class Asker:
         self.tally = tally
         self.system = system
         self.repair = repair
-        if getattr(model, "supports_schema", False):
-            self.mode = "schema"
-        elif getattr(model, "supports_tools", False):
-            self.mode = "tool"
-        else:
-            self.mode = "text"
+        self.mode: Route = route(model, tool=True)
 
     def overhead(self, items: str, with_groups: bool) -> int:
         """Characters sent besides the prompt and system text: the schema or the tool's."""
@@ -155,27 +151,6 @@ class Asker:
         chars = len(self.system) + len(prompt) + overhead
         if chars > self.limits.prompt_chars:  # chunking guarantees this never happens
             raise RetconError(f"internal: a plan prompt of {chars} characters exceeds the budget")
-        def once() -> Any:
-            if self.mode == "schema":
-                response = self.model.prompt(prompt, system=self.system, schema=answer_schema)
-                answer: Any = response.text()
-            elif self.mode == "tool":
-                tool = llm.Tool(name=TOOL_NAME, description="Submit the answer.", input_schema=answer_schema,
-                                implementation=lambda **kw: "ok")
-                response = self.model.prompt(prompt, system=self.system, tools=[tool])
-                text = response.text()
-                calls = [c for c in response.tool_calls() if c.name == TOOL_NAME]
-                answer = calls[0].arguments if calls else text
-            else:
-                response = self.model.prompt(prompt, system=self.system)
-                answer = response.text()
-            self.tally.add(chars, response.usage())
-            if self.log is not None:
-                self.log.record(response)
-            return answer
-
-        say = self.say
-        retry = Retry(self.model.model_id, "nothing was saved", attempts=self.limits.retries + 1,
-                      base=self.limits.backoff,
-                      on_retry=(lambda e, a, s: say(retry_line(e, a, s))) if say is not None else None)
-        return retry.call(once)
+        return ask(self.model, Question(prompt, answer_schema, self.system, self.mode, TOOL_NAME),
+                   Asking(self.log, lambda usage: self.tally.add(chars, usage), self.say,
+                          attempts=self.limits.retries + 1, backoff=self.limits.backoff))

@@ -21,9 +21,9 @@ import pygit2
 from git_retcon import diff
 from git_retcon.errors import RetconError
 from git_retcon.git.plumbing import get_blob, get_commit
+from git_retcon.model.ask import Asking, Question, ask
 from git_retcon.model.logs import ExchangeLog
 from git_retcon.model.prompt import template
-from git_retcon.model.retry import Retry, retry_line
 from git_retcon.owners import names
 from git_retcon.owners.source import source_commits
 from git_retcon.state import spec as specmod
@@ -138,18 +138,14 @@ def propose(model: llm.Model, text: str, most: int, instructions: str, log: Exch
                                                     how=how)
     usage: list[Any] = []
 
-    def once(p: str) -> str:
-        response = model.prompt(p, schema=schema(most)) if structured else model.prompt(p)
-        reply = response.text()
-        usage.append(response.usage())
-        if log is not None:
-            log.record(response)
-        return reply
+    how_asked = Asking(log, usage.append, say)
 
-    retry = Retry(model.model_id, "nothing was saved", on_retry=lambda e, a, s: say(retry_line(e, a, s)))
-    got = read(retry.call(lambda: once(prompt)), most)
+    def once(p: str) -> str:
+        return str(ask(model, Question(p, schema(most), route="schema" if structured else "text"), how_asked))
+
+    got = read(once(prompt), most)
     if isinstance(got, str):
-        got = read(retry.call(lambda: once(prompt + f"\n\nYour last reply could not be used: {got}.")), most)
+        got = read(once(prompt + f"\n\nYour last reply could not be used: {got}."), most)
     if isinstance(got, str):
         raise RetconError(f"{model.model_id} proposed no usable commits ({got}): write the commits yourself "
                           "in a file and run `git retcon plan --from-file FILE -m MODEL`")

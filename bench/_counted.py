@@ -11,7 +11,10 @@ from typing import Any
 
 import llm
 
-from git_retcon.model.builtin import PathsModel, next_call, tool_exchanges, user_text
+try:
+    from git_retcon.model.builtin import PathsModel, next_call, tool_exchanges, user_text
+except ImportError:   # git-retcon as it was before git_retcon.model.paths was named builtin (bench/judgement's MAIN)
+    from git_retcon.model.paths import PathsModel, next_call, tool_exchanges, user_text  # type: ignore[no-redef]
 
 
 def _chars(prompt: llm.Prompt) -> int:

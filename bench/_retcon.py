@@ -17,7 +17,10 @@ from typing import Any
 
 import llm
 
-from git_retcon.model.builtin import PathsModel, tool_exchanges, user_text
+try:
+    from git_retcon.model.builtin import PathsModel, tool_exchanges, user_text
+except ImportError:   # git-retcon as it was before git_retcon.model.paths was named builtin (bench/judgement's MAIN)
+    from git_retcon.model.paths import PathsModel, tool_exchanges, user_text  # type: ignore[no-redef]
 from git_retcon.model.prompt import read_step
 from git_retcon.reconstruct import loop as _loop
 

@@ -44,8 +44,11 @@ class Result:
 
 def _retcon(repo: Path, code: Path | None, *args: str) -> subprocess.CompletedProcess[str]:
     path = f"{code}:{ROOT}" if code else str(ROOT)
+    # The earlier code registers its built-in model itself: the installed entry point names this
+    # tree's module, which that code may not have (git_retcon.model.paths before it was builtin).
+    plugins = {"LLM_LOAD_PLUGINS": ""} if code else {}
     return subprocess.run([sys.executable, "-m", "bench._counted", *args], cwd=repo, text=True, capture_output=True,
-                          env={**os.environ, "PYTHONPATH": path}, timeout=1800)
+                          env={**os.environ, "PYTHONPATH": path, **plugins}, timeout=1800)
 
 
 def measure(repo: Path, code: Path | None) -> Result:

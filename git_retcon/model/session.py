@@ -108,7 +108,11 @@ class Session:
 
     def prepared_ids(self) -> frozenset[str]:
         """The whole ids of the hunks plain code applied at the step's start."""
-        return frozenset(h.id for h in self.start if any(h.id.startswith(p.lower()) for p in self.ctx.prepared))
+        wanted = {p.lower() for p in self.ctx.prepared}
+        ids = {h.id for h in self.start}
+        # Ids are of one length: a whole one names only itself; only a prefix is looked for.
+        prefixes = tuple(wanted - ids)
+        return frozenset((wanted & ids) | ({i for i in ids if i.startswith(prefixes)} if prefixes else set()))
 
     def path(self, raw: str) -> str:
         """A model's path as the worktree names it (model/meaning.path); an absolute path is

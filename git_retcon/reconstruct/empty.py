@@ -18,9 +18,10 @@ from git_retcon.git.ids import TreeId, tree_of
 from git_retcon.git.plumbing import full_sha, get_commit
 from git_retcon.model.choose import BUILTIN
 from git_retcon.reconstruct.branch import Branches
+from git_retcon.reconstruct.left import Left
 from git_retcon.reconstruct.work import Work
 from git_retcon.state import spec as specmod
-from git_retcon.state.spec import paths_match, paths_match_any
+from git_retcon.state.spec import PathsIndex, paths_match
 
 
 def refuse_unmatched(repo: pygit2.Repository, spec: specmod.Spec, br: Branches, name: str) -> None:
@@ -30,8 +31,10 @@ def refuse_unmatched(repo: pygit2.Repository, spec: specmod.Spec, br: Branches, 
     if not pending:
         return
     changed = diff.remaining(repo, tree_of(get_commit(repo, br.base)), br.source_tree)
+    index = PathsIndex((k, c.paths) for k, c in pending)
+    touched = {j for h in changed for p in {h.path, h.old_path} if p is not None for j in index.which(p)}
     for k, c in pending:
-        if not any(_touches(h, c.paths) for h in changed):
+        if k not in touched:
             raise RetconError(
                 f"commit {k + 1}/{len(spec.commits)} ({c.summary}): its paths {c.paths} match no file that "
                 f"'{spec.source}' changes: fix them (git retcon spec edit {name}), then run again")
@@ -41,17 +44,14 @@ def nothing_left(w: Work, tree: TreeId, who: bool = True) -> str | None:
     """Why logical commit k has nothing left to take on tree (None: it may have). who: say which
     earlier commits took it (a diff of each commit made so far: only where the text is shown)."""
     c = w.commit
-    if w.run.remaining is None:
-        w.run.remaining = diff.RemainingDiff(w.run.repo, w.br.source_tree)
-    left = w.run.remaining.at(tree)
-    if not left:
+    left = _left(w, tree)
+    if not left.hunks:
         return "no change of the source is left: the commits before it hold them all"
     if w.is_last or not (c.paths or c.hunks):
         return None   # the last takes whatever is left; a hints-only commit is the model's to judge
-    ids = {h.id for h in left}
     # An atom (`id:LINES`) names lines of the branch's diff, not a hunk of what is left: the
     # commit's planned tree says whether it takes anything (reconstruct/lines.py).
-    if any(i in ids or ":" in i for i in c.hunks) or (c.paths and any(_touches(h, c.paths) for h in left)):
+    if left.count[w.k] > 0 or any(":" in i for i in c.hunks):
         return None
     what = f"its paths {c.paths}" if c.paths else "its planned hunks"
     takers = _takers(w, c.paths) if who else ""
@@ -68,34 +68,40 @@ def takes_everything(w: Work, tree: TreeId) -> str | None:
     # judgement is the spec's, and it would only be refused after applying everything.
     if w.is_last or not (c.paths or c.hunks) or w.model.model_id != BUILTIN:
         return None
-    if w.run.remaining is None:
-        w.run.remaining = diff.RemainingDiff(w.run.repo, w.br.source_tree)
-    left = w.run.remaining.at(tree)
-    mine = [h for h in left if h.id in c.hunks or (c.paths and _touches(h, c.paths))]
-    if not left or len(mine) < len(left):
+    left = _left(w, tree)
+    if not left.hunks or left.count[w.k] < len(left.hunks):
         return None
     what = " and ".join(([f"its paths {c.paths}"] if c.paths else []) + (["its planned hunks"] if c.hunks else []))
-    return (f"{what} take every change left ({len(left)} hunks), though this is commit {w.number} of {w.n}: the "
-            f"{w.n - w.number} commits after it would have nothing. Narrow them (git retcon spec edit "
+    return (f"{what} take every change left ({len(left.hunks)} hunks), though this is commit {w.number} of {w.n}: "
+            f"the {w.n - w.number} commits after it would have nothing. Narrow them (git retcon spec edit "
             f"{w.spec.cleaned}), then redo this commit")
 
 
 def emptied(w: Work, before: TreeId, after: TreeId) -> list[tuple[int, str]]:
     """The later logical commits that had something left on before and have nothing left on after
     (a commit of logical commit k took it all), each with why: said at the step that emptied
-    them, for a history with empty commits is not the history asked for."""
-    found: list[tuple[int, str]] = []
-    for j in range(w.k + 1, w.n):
-        later = replace(w, k=j)
-        if later.commit.created:
-            continue
-        if nothing_left(later, before, who=False) is None and (why := nothing_left(later, after)) is not None:
-            found.append((j, why))
-    return found
+    them, for a history with empty commits is not the history asked for. Only the commits that
+    claim a hunk the step took can be emptied, unless it took the last change of all."""
+    if not _left(w, before).hunks:
+        return []
+    left = _left(w, after)
+    commits = w.spec.commits
+    if left.hunks:
+        found = [j for j in sorted(left.was) if j > w.k and j != w.n - 1 and left.was[j] > 0
+                 and left.count[j] == 0 and not commits[j].created]
+    else:   # nothing at all is left: every later commit that had something has nothing now
+        found = [j for j in range(w.k + 1, w.n) if not commits[j].created and (
+            j == w.n - 1 or not (commits[j].paths or commits[j].hunks) or left.was.get(j, left.count[j]) > 0)]
+    return [(j, why) for j in found if (why := nothing_left(replace(w, k=j), after)) is not None]
 
 
-def _touches(h: diff.Hunk, patterns: list[str]) -> bool:
-    return paths_match_any((h.path, h.old_path), patterns)
+def _left(w: Work, tree: TreeId) -> Left:
+    """What each logical commit has left on tree, from the run's one remaining diff."""
+    if w.run.remaining is None:
+        w.run.remaining = diff.RemainingDiff(w.run.repo, w.br.source_tree)
+    if w.run.left is None or w.run.left.remaining is not w.run.remaining:
+        w.run.left = Left(w.run.remaining)
+    return w.run.left.at(w.spec, tree)
 
 
 def _takers(w: Work, patterns: list[str]) -> str:

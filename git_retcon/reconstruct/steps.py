@@ -34,10 +34,10 @@ from git_retcon.model.tools import command_answer
 from git_retcon.model.window import Window, window
 from git_retcon.reconstruct import judge, lines
 from git_retcon.reconstruct.journal import Journal
+from git_retcon.reconstruct.left import under
 from git_retcon.reconstruct.work import Work
 from git_retcon.state import notes
 from git_retcon.state import spec as specmod
-from git_retcon.state.spec import paths_match
 from git_retcon.ui import clip, plural
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def _decided(w: Work, remaining: list[diff.Hunk], candidates: list[Candidate] | 
     c = w.commit
     ids = [hid for hid in c.hunks if hid in live]
     if c.paths:
-        ids += [h.id for h in remaining if paths_match(h.path, c.paths)]
+        ids += [h.id for h in under(remaining, c.paths)]
     return list(dict.fromkeys(ids))
 
 

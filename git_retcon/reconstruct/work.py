@@ -17,6 +17,7 @@ from git_retcon.model.protocol import ToolsMode
 from git_retcon.model.step import DEFAULT_CHAIN_LIMIT
 from git_retcon.model.window import Window
 from git_retcon.reconstruct.branch import Branches
+from git_retcon.reconstruct.left import Left
 from git_retcon.sandbox.runner import Commands
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import spec as specmod
@@ -84,6 +85,7 @@ class Run:
     spending: Spending = field(default_factory=Spending)
     remaining: RemainingDiff | None = None   # the remaining diff, kept up to date across steps
     branch_diff: tuple[str, str, list[Hunk]] | None = None   # merge base, source tip and the hunks between
+    left: Left | None = None   # what each logical commit has left, moved with the remaining diff
     exchanges: ExchangeLog | None = None   # for `llm logs`; made from opts.log on first use
     window: tuple[str, Window] | None = None   # the model's context window (model id, window), once per run
     owners: OwnersMode = "conversation"   # how hunks got their commit: "questions" commits planned hunks as they are

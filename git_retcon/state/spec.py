@@ -176,10 +176,8 @@ def paths_match(path: str, patterns: list[str]) -> bool:
     """Whether a commit's `paths` take path: fnmatch globs (`*` crosses directories); a plain name
     also matches what lies under it, and `.` (the repository's root) everything."""
     for raw in patterns:
-        if raw.strip() in (".", "./"):
-            return True
-        pat = raw.strip().lstrip("./") if raw.startswith("./") else raw.strip()
-        if fnmatch.fnmatchcase(path, pat) or path == pat.rstrip("/") or path.startswith(pat.rstrip("/") + "/"):
+        pat = _pattern(raw)
+        if pat is None or _matches(path, pat):
             return True
     return False
 
@@ -187,3 +185,51 @@ def paths_match(path: str, patterns: list[str]) -> bool:
 def paths_match_any(paths: Iterable[str | None], patterns: list[str]) -> bool:
     """Whether a commit's `paths` take any of paths: a hunk's path and, for a rename, its old one."""
     return any(p is not None and paths_match(p, patterns) for p in paths)
+
+
+def _pattern(raw: str) -> str | None:
+    """A `paths` entry as it is matched (None: the whole tree)."""
+    if raw.strip() in (".", "./"):
+        return None
+    return raw.strip().lstrip("./") if raw.startswith("./") else raw.strip()
+
+
+def _matches(path: str, pat: str) -> bool:
+    return fnmatch.fnmatchcase(path, pat) or path == pat.rstrip("/") or path.startswith(pat.rstrip("/") + "/")
+
+
+def plain_name(raw: str) -> str | None:
+    """The name a `paths` entry without a glob takes, itself and what lies under it: a path p is
+    taken exactly when p == name or p starts with name + "/" (None: a glob, the whole tree, or
+    nothing: those are tried with paths_match)."""
+    pat = _pattern(raw)
+    if pat is None or any(ch in pat for ch in "*?[") or not pat.rstrip("/"):
+        return None
+    return pat.rstrip("/")
+
+
+class PathsIndex:
+    """Which of many commits' `paths` take a path, as paths_match answers, without trying every
+    commit's globs: a plain name is looked up with the path's folders (a run asks about each of
+    hundreds of files for each of hundreds of commits)."""
+
+    def __init__(self, lists: Iterable[tuple[int, list[str]]]):
+        self._everything: set[int] = set()
+        self._plain: dict[str, set[int]] = {}
+        self._globs: list[tuple[int, str]] = []
+        for j, patterns in lists:
+            for raw in patterns:
+                pat = _pattern(raw)
+                if pat is None:
+                    self._everything.add(j)
+                elif (name := plain_name(raw)) is not None:
+                    self._plain.setdefault(name, set()).add(j)
+                else:
+                    self._globs.append((j, pat))
+
+    def which(self, path: str) -> set[int]:
+        found = set(self._everything)
+        found.update(*(self._plain.get(name, ()) for name in
+                       (path, *(path[:i] for i, ch in enumerate(path) if ch == "/"))))
+        found.update(j for j, pat in self._globs if j not in found and _matches(path, pat))
+        return found

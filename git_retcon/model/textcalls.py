@@ -253,6 +253,7 @@ def read_calls(text: str, tools: Mapping[str, Sequence[str]]) -> list[WrittenCal
                 and not any(c.at < m.start() < c.end for c in found):
             found.append(WrittenCall(m.group(1), {}, f"the call to {m.group(1)} is not valid JSON (check its quotes, "
                                      "commas and braces)", m.start()))
+    found = _unquoted(text, found, names)
     found.sort(key=lambda c: c.at)
     # The same call found twice (a JSON object inside a tag) is one call.
     out: list[WrittenCall] = []
@@ -265,6 +266,56 @@ def read_calls(text: str, tools: Mapping[str, Sequence[str]]) -> list[WrittenCal
             continue
         out.append(c)
     return out
+
+
+def _unquoted(text: str, calls: list[WrittenCall], names: str) -> list[WrittenCall]:
+    """calls less those written inside a string argument of another call, in any form, fenced or
+    not, whether or not that call's own arguments could be read (issue 39: a README's fenced example
+    call, in a write_file that could not be read, was run in its place). A call's strings are
+    read leniently, as a model writes them: raw newlines, quotes left unescaped; an <invoke>'s
+    arguments are everything up to its matching </invoke>. names: the tools' alternation, for the
+    `{"apply_hunks": {...}}` shape, whose broken JSON no other reading finds."""
+    spans: list[tuple[int, int]] = []
+    keyed = [m.start() for m in re.finditer(rf"\{{\s*[\"'](?:\w+\.)?(?:{names})[\"']\s*:", text)]
+    for at in sorted({c.at for c in calls} | set(keyed)):
+        if text.startswith("<invoke", at):
+            depth = 0
+            for m in _INVOKE.finditer(text, at):
+                depth += 1 if m.group() != "</invoke>" else -1
+                if depth == 0:
+                    spans.append((at + 1, m.start()))
+                    break
+            else:
+                spans.append((at + 1, len(text)))
+            continue
+        opening = _OPENING.search(text, at)
+        depth, i, quote, opened = 0, opening.start() if opening else len(text), "", 0
+        while i < len(text):
+            ch = text[i]
+            if quote:
+                if ch == "\\":
+                    i += 1
+                elif text.startswith(quote, i):
+                    spans.append((opened, i))
+                    i, quote = i + len(quote) - 1, ""
+            elif ch in "\"'":
+                quote = text[i:i + 3] if text[i:i + 3] in ('"""', "'''") else ch
+                i += len(quote) - 1
+                opened = i + 1
+            elif ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        if quote:
+            spans.append((opened, len(text)))   # a string never closed runs to the end
+    return [c for c in calls if not any(lo <= c.at < hi for lo, hi in spans)]
+
+
+_OPENING = re.compile(r"[({]")
+_INVOKE = re.compile(r"<invoke\b|</invoke>")
 
 
 def _inside(c: WrittenCall, a: WrittenCall) -> bool:

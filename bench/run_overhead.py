@@ -8,9 +8,13 @@ rebuilds the same commits with the offline retcon-paths model and `build = test 
 measured is git-retcon's own work. The two alternate which goes first, K by K and round by round,
 and the figures are ratios taken in the same run (medians over --repeat rounds).
 
-Marginal cost per commit: (T(50) - T(10)) / 40 and (T(200) - T(50)) / 150, for both. Linear means
-the second within 1.2x of the first. Start-up: from spawning `git retcon run` to its first model
-call, on a warm worktree (a second run), and on a first run (creating the worktree).
+Marginal cost per commit: (T(50) - T(10)) / 40 and (T(200) - T(50)) / 150, for both, with the
+commands unconfined (--sandbox off) and confined (--sandbox require: the mechanism auto picks here),
+in the tool conversation (retcon.owners = conversation: a model step per commit) unless --owners
+says otherwise. Goal: at most 2x rebase -x's. Linear means the second within 1.2x of the first.
+Fixed cost: T(10) less 10 commits at the first marginal cost. Start-up: from spawning
+`git retcon run` to its first model call, on a warm worktree (a second run), and on a first run
+(creating the worktree).
 
     python -m bench.run_overhead [--repeat N] [--big] [--ks 10,50,200]
 """
@@ -26,6 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from git_retcon.sandbox import choice
 from testing.gitrepo import GitRepo, hermetic_env
 
 LINES = 40
@@ -171,11 +176,16 @@ class Bench:
         return self.run(k)[1]
 
 
+SANDBOXES = ("off", "require")   # the commands unconfined, and confined as `auto` confines them here
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.run_overhead")
     ap.add_argument("--repeat", type=int, default=int(os.environ.get("BENCH_REPEAT", "1")))
     ap.add_argument("--big", action="store_true", help="24,000 files instead of 2,400 (slow)")
     ap.add_argument("--ks", default="10,50,200")
+    ap.add_argument("--owners", default="conversation", help="retcon.owners for the runs (default: the tool "
+                    "conversation, a model step per commit, as a user who chose it runs)")
     args = ap.parse_args(argv)
     ks = sorted(int(k) for k in args.ks.split(","))
     files = 24_000 if args.big else 2_400
@@ -184,11 +194,14 @@ def main(argv: list[str] | None = None) -> None:
         root = Path(tmp)
         os.environ.update(hermetic_env(root / "home"))
         repo = build_repo(root, files, max(ks), ks)
+        repo.git("config", "retcon.owners", args.owners)
         bench = Bench(root, repo)
         for k in ks:
             bench.plan(k)
+        mechanism = choice.choose(None, "auto").mechanism
+        boxes = [b for b in SANDBOXES if b == "off" or mechanism is not None]
         rebase: dict[int, list[float]] = {k: [] for k in ks}
-        retcon: dict[int, list[float]] = {k: [] for k in ks}
+        retcon: dict[tuple[str, int], list[float]] = {(b, k): [] for b in boxes for k in ks}
         startup: list[float] = []      # warm: a run again after one killed at its first commit
         llm_import: list[float] = []   # a python that imports llm and exits: the floor under start-up
         cold: list[float] = []         # a run that creates the worktree (every timed run)
@@ -197,53 +210,62 @@ def main(argv: list[str] | None = None) -> None:
         for _ in range(args.repeat):
             for k in ks:
                 turn += 1
-                order = ("rebase", "retcon") if turn % 2 else ("retcon", "rebase")
-                for what in order:
+                order = ["rebase", *boxes]
+                for what in order if turn % 2 else order[::-1]:
                     if what == "rebase":
                         rebase[k].append(bench.rebase(k))
                     else:
-                        t, s = bench.run(k)
-                        retcon[k].append(t)
+                        t, s = bench.run(k, extra=("--sandbox", what))
+                        retcon[what, k].append(t)
                         cold.append(s)
                 startup.append(bench.warm_startup(k))
                 llm_import.append(timed(lambda: subprocess.run([sys.executable, "-c", "import llm"], check=True)))
-        med = {k: (statistics.median(rebase[k]), statistics.median(retcon[k])) for k in ks}
-        print(f"run overhead: {files} files, K commits of 4 files each, build = test = true, "
-              f"model retcon-paths; median of {args.repeat}")
-        print(f"{'K':>5}{'rebase -x s':>13}{'retcon s':>10}{'rebase ms/c':>13}{'retcon ms/c':>13}{'ratio':>8}")
-        for k in ks:
-            r, g = med[k]
-            print(f"{k:>5}{r:>13.2f}{g:>10.2f}{r / k * 1000:>13.1f}{g / k * 1000:>13.1f}{g / r:>8.2f}")
-        margins = []
-        for a, b in zip(ks, ks[1:], strict=False):
-            mr = (med[b][0] - med[a][0]) / (b - a)
-            mg = (med[b][1] - med[a][1]) / (b - a)
-            margins.append((a, b, mr, mg))
-        print(f"{'marginal cost per commit':<28}{'rebase -x ms':>13}{'retcon ms':>11}{'ratio':>8}  goal")
-        for a, b, mr, mg in margins:
-            ratio = mg / mr if mr > 0 else float("inf")
-            print(f"  K {a:>3} -> {b:<3}{'':<14}{mr * 1000:>13.1f}{mg * 1000:>11.1f}{ratio:>8.2f}"
-                  f"  <= {GOAL_MARGINAL}")
-        if len(margins) >= 2:
-            lin = margins[-1][3] / margins[-2][3] if margins[-2][3] > 0 else float("inf")
-            print(f"linear: retcon marginal K {margins[-1][0]}->{margins[-1][1]} over K {margins[-2][0]}->"
-                  f"{margins[-2][1]}: {lin:.2f}  (goal <= {GOAL_LINEAR}; rebase -x: "
-                  f"{margins[-1][2] / margins[-2][2]:.2f})")
-            # The machine's speed drifts within a run, and both commands' linearity moves with it
-            # (rebase -x's own from 0.8 to 1.4 between runs): the ratio of the two is the steadier.
-            if margins[-1][2] > 0 and margins[-2][2] > 0:
-                rel = (margins[-1][3] / margins[-1][2]) / (margins[-2][3] / margins[-2][2])
-                print(f"  the same against rebase -x's (ratio at K {margins[-1][0]}->{margins[-1][1]} over ratio at "
-                      f"K {margins[-2][0]}->{margins[-2][1]}): {rel:.2f}")
+        reb = {k: statistics.median(rebase[k]) for k in ks}
+        print(f"run overhead: {files} files, K commits of 4 files each, build = test = true, model retcon-paths, "
+              f"owners = {args.owners}; median of {args.repeat}; sandbox off, and on (require: "
+              f"{mechanism or 'none works here, not measured'})")
+        for box in boxes:
+            _table(box, ks, reb, {k: statistics.median(retcon[box, k]) for k in ks})
         s = statistics.median(startup)
         print(f"start-up to the first model call, warm worktree (a run again after one killed at its first "
               f"commit): {s:.2f} s (median of {len(startup)}; goal <= {GOAL_STARTUP} s on 2,400 files); "
-              f"rebase -x of {ks[0]} commits: {med[ks[0]][0]:.2f} s")
+              f"rebase -x of {ks[0]} commits: {reb[ks[0]]:.2f} s")
         floor = statistics.median(llm_import)
         print(f"  of which a python that only imports llm takes {floor:.2f} s (median of {len(llm_import)}, same "
               f"run; git-retcon's model is an llm.Model): git-retcon's own start-up is {s - floor:.2f} s")
         print(f"  a run that creates the worktree (git worktree add of {files} files; a complete run removes it): "
               f"{statistics.median(cold):.2f} s")
+
+
+def _table(box: str, ks: list[int], reb: dict[int, float], ret: dict[int, float]) -> None:
+    """One sandbox's rows: each K against rebase -x, the marginal cost per commit between Ks, and
+    the fixed cost (a run's time less its commits at the first marginal cost)."""
+    print(f"--sandbox {box}")
+    print(f"{'K':>5}{'rebase -x s':>13}{'retcon s':>10}{'rebase ms/c':>13}{'retcon ms/c':>13}{'ratio':>8}")
+    for k in ks:
+        r, g = reb[k], ret[k]
+        print(f"{k:>5}{r:>13.2f}{g:>10.2f}{r / k * 1000:>13.1f}{g / k * 1000:>13.1f}{g / r:>8.2f}")
+    margins = [(a, b, (reb[b] - reb[a]) / (b - a), (ret[b] - ret[a]) / (b - a))
+               for a, b in zip(ks, ks[1:], strict=False)]
+    print(f"{'marginal cost per commit':<28}{'rebase -x ms':>13}{'retcon ms':>11}{'ratio':>8}  goal")
+    for a, b, mr, mg in margins:
+        ratio = mg / mr if mr > 0 else float("inf")
+        print(f"  K {a:>3} -> {b:<3}{'':<14}{mr * 1000:>13.1f}{mg * 1000:>11.1f}{ratio:>8.2f}  <= {GOAL_MARGINAL}")
+    if margins:
+        fixed = ret[ks[0]] - ks[0] * margins[0][3]
+        print(f"  fixed cost (K {ks[0]} less {ks[0]} commits at the K {ks[0]} -> {ks[1]} marginal): {fixed:.2f} s"
+              f"  (goal <= {GOAL_STARTUP} s)")
+    if len(margins) >= 2:
+        lin = margins[-1][3] / margins[-2][3] if margins[-2][3] > 0 else float("inf")
+        print(f"linear: retcon marginal K {margins[-1][0]}->{margins[-1][1]} over K {margins[-2][0]}->"
+              f"{margins[-2][1]}: {lin:.2f}  (goal <= {GOAL_LINEAR}; rebase -x: "
+              f"{margins[-1][2] / margins[-2][2]:.2f})")
+        # The machine's speed drifts within a run, and both commands' linearity moves with it
+        # (rebase -x's own from 0.8 to 1.4 between runs): the ratio of the two is the steadier.
+        if margins[-1][2] > 0 and margins[-2][2] > 0:
+            rel = (margins[-1][3] / margins[-1][2]) / (margins[-2][3] / margins[-2][2])
+            print(f"  the same against rebase -x's (ratio at K {margins[-1][0]}->{margins[-1][1]} over ratio at "
+                  f"K {margins[-2][0]}->{margins[-2][1]}): {rel:.2f}")
 
 
 if __name__ == "__main__":

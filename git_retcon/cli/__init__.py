@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import tempfile
 import threading
 from typing import NoReturn
 
 import click
+import pygit2
 
 from git_retcon.cli import (  # noqa: F401
     abort,
@@ -32,6 +34,8 @@ from git_retcon.cli import (  # noqa: F401
 from git_retcon.cli.group import cli
 from git_retcon.errors import RetconError, Stopped, with_advice
 from git_retcon.git.plumbing import known_failure
+from git_retcon.sandbox.admin import cache_dir
+from git_retcon.space import full
 from git_retcon.ui import echo
 
 __all__ = ["cli", "main"]
@@ -77,14 +81,15 @@ def _main(argv: list[str] | None) -> None:
         echo(str(exc), err=True)
         sys.exit(exc.exit_code)
     except RetconError as exc:
-        echo(f"error: {with_advice(str(exc))}", err=True)
+        echo(f"error: {with_advice(str(_full_disk(exc) or exc))}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         _interrupted()
     except SystemExit:
         raise
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
-        known = known_failure(exc, os.getcwd())   # a full disk, a SHA-256 repository: no bug
+        # a full disk (whatever the exception says), a SHA-256 repository: no bug
+        known = _full_disk(exc, unexplained=True) or known_failure(exc, os.getcwd())
         if known is not None:
             echo(f"error: {known}", err=True)
             sys.exit(known.exit_code)
@@ -94,6 +99,18 @@ def _main(argv: list[str] | None) -> None:
                    "(set RETCON_DEBUG=1 for a traceback, and please report it)", err=True)
         sys.exit(1)
 
+
+
+def _full_disk(exc: BaseException, unexplained: bool = False) -> RetconError | None:
+    """exc as a full disk's one line, asking the filesystems a run writes to: the repository, the
+    cache (the build worktrees), the temp folder."""
+    cwd = os.getcwd()
+    try:
+        git_dir = os.environ.get("GIT_DIR") or pygit2.discover_repository(cwd)
+    except (pygit2.GitError, OSError):
+        git_dir = None
+    places = [p for p in (git_dir, str(cache_dir()), tempfile.gettempdir(), cwd) if p]
+    return full(exc, places, unexplained)
 
 
 def _interrupted() -> NoReturn:

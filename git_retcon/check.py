@@ -26,7 +26,7 @@ from git_retcon.git.plumbing import (
     short,
 )
 from git_retcon.git.rebased import advice, older_base
-from git_retcon.state import notes
+from git_retcon.state import notes, records
 from git_retcon.state.notes import CommandKind
 from git_retcon.state.spec import LogicalCommit
 from git_retcon.state.store import Store, Stored
@@ -187,6 +187,19 @@ def configured_commands(stored: Stored) -> dict[CommandKind, str]:
     return {kind: cmd for kind in notes.COMMAND_KINDS if (cmd := getattr(stored.spec, kind))}
 
 
+def record_for(store: Store, stored: Stored, sha: str, kind: CommandKind) -> notes.CommandRecord | None:
+    """The record of the spec's kind command that answers for commit sha's tree: made in the spec's
+    context (state/records.py), under the sandbox the commit's note names when there are several."""
+    command = getattr(stored.spec, kind)
+    commit = find_commit(store.repo, sha)
+    if not command or commit is None:
+        return None
+    note = notes.read_commit(store, str(commit.id))
+    ran = note.get("sandbox") if isinstance(note, dict) else None
+    return records.for_spec(notes.tree_records(store, str(commit.tree_id)), command,
+                            records.of_spec(stored.spec, kind), ran if isinstance(ran, str) else None)
+
+
 def _tests_item(store: Store, stored: Stored) -> tuple[bool, str]:
     """Each logical commit's last tree needs a passing record of every configured command."""
     commands = configured_commands(stored)
@@ -203,9 +216,8 @@ def _tests_item(store: Store, stored: Stored) -> tuple[bool, str]:
         if commit is None:
             problems.setdefault("not in this repository (git retcon pull)", []).append(str(i + 1))
             continue
-        records = notes.tree_commands(store, str(commit.tree_id))
-        for kind, command in commands.items():
-            rec = records.get(command)
+        for kind in commands:
+            rec = record_for(store, stored, str(commit.id), kind)
             if rec is None:
                 problems.setdefault(f"{kind} never ran", []).append(f"{i + 1} {short(str(commit.id))}")
                 break
@@ -234,9 +246,8 @@ def _adopted_items(store: Store, stored: Stored) -> list[str]:
             if commit is None or not isinstance(note, dict) or note.get("kind") != "adopted" \
                     or is_fix(commit.message or ""):
                 continue
-            records = notes.tree_commands(store, str(commit.tree_id))
-            for kind, command in commands.items():
-                rec = records.get(command)
+            for kind in commands:
+                rec = record_for(store, stored, str(commit.id), kind)
                 result = str(rec.get("result", "unknown")) if rec is not None else "never ran"
                 if result != "pass":
                     subject = (commit.message or "").splitlines()[0][:60] if commit.message else ""

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from git_retcon import diff
-from git_retcon.check import configured_commands
+from git_retcon.check import configured_commands, record_for
 from git_retcon.errors import RetconError
 from git_retcon.git import ownership
 from git_retcon.git.ids import CommitId
-from git_retcon.git.plumbing import find_commit, fork_point, full_sha, get_commit
+from git_retcon.git.plumbing import fork_point, full_sha, get_commit
 from git_retcon.git.rebased import advice as rebased_advice
 from git_retcon.git.rebased import older_base
 from git_retcon.state import cost, notes
@@ -71,10 +71,10 @@ def commit_rows(store: Store, stored: Stored, walk: Walk) -> list[dict[str, Any]
                 invented["removed"] = invented.get("removed", 0) + drift.get("removed", 0)
             seconds["model"] += notes.model_seconds_of(note)
             result = {}
-            for kind, (verdict, took) in _tree_records(store, sha, commands).items():
+            for kind, (verdict, took) in _tree_records(store, stored, sha, commands).items():
                 result[kind] = verdict
                 seconds[kind] += took
-            sandbox = _sandbox_of(store, sha, commands)
+            sandbox = _sandbox_of(store, stored, sha, commands)
         rows.append({
             "index": i + 1, "message": c.summary,
             "state": "in-progress" if c.state == "pending" and created else c.state, "commits": created,
@@ -115,16 +115,13 @@ def unrecorded(store: Store, stored: Stored, walk: Walk) -> list[str]:
     return [sha for sha in on[len(recorded):] if ownership.made_by(store.repo, sha, stored.name)]
 
 
-def _tree_records(store: Store, sha: str, commands: dict[CommandKind, str]) -> dict[CommandKind, tuple[str, float]]:
-    """(result, seconds) recorded for the tree of commit sha with each of the spec's commands;
-    a command never run on it (or not configured) is absent."""
-    commit = find_commit(store.repo, sha)
-    if commit is None:
-        return {}
-    records = notes.tree_commands(store, str(commit.tree_id))
+def _tree_records(store: Store, stored: Stored, sha: str,
+                  commands: dict[CommandKind, str]) -> dict[CommandKind, tuple[str, float]]:
+    """(result, seconds) recorded for the tree of commit sha with each of the spec's commands, in
+    the spec's context (check.record_for); a command never run there (or not configured) is absent."""
     out: dict[CommandKind, tuple[str, float]] = {}
-    for kind, command in commands.items():
-        rec = records.get(command)
+    for kind in commands:
+        rec = record_for(store, stored, sha, kind)
         if rec is None:
             continue
         try:
@@ -135,12 +132,10 @@ def _tree_records(store: Store, sha: str, commands: dict[CommandKind, str]) -> d
     return out
 
 
-def _sandbox_of(store: Store, sha: str, commands: dict[CommandKind, str]) -> str | None:
-    """What the build and test of commit sha's tree ran under, as recorded (the test's, else the
-    build's); None when no record says (an older version's)."""
-    commit = find_commit(store.repo, sha)
-    records = notes.tree_commands(store, str(commit.tree_id)) if commit is not None else {}
-    found = [records[c].get("sandbox") for k, c in reversed(list(commands.items())) if c in records]
+def _sandbox_of(store: Store, stored: Stored, sha: str, commands: dict[CommandKind, str]) -> str | None:
+    """What the build and test of commit sha's tree ran under, as the records that answer for the
+    spec say (the test's, else the build's); None when no record says (an older version's)."""
+    found = [rec.get("sandbox") for k in reversed(list(commands)) if (rec := record_for(store, stored, sha, k))]
     return next((str(s) for s in found if s), None)
 
 

@@ -29,7 +29,7 @@ from git_retcon.model.step import StepResult
 from git_retcon.reconstruct.branch import Branches, recorded, refuse_foreign
 from git_retcon.reconstruct.work import Run, Work
 from git_retcon.sandbox.runner import Result
-from git_retcon.state import notes
+from git_retcon.state import notes, records
 from git_retcon.state import spec as specmod
 from git_retcon.state.store import Stored
 from git_retcon.ui import plural
@@ -306,7 +306,8 @@ def note_tip_verdicts(run: Run, stored: Stored, tip: CommitId) -> None:
     found = False
     for kind in notes.COMMAND_KINDS:
         command = getattr(spec, kind)
-        rec = notes.command_record(run.store, tree, command) if command and kind not in note else None
+        rec = records.for_spec(notes.tree_records(run.store, tree), command, records.of_spec(spec, kind)) \
+            if command and kind not in note else None
         if rec is not None and rec.get("result") in ("pass", "fail"):
             note[kind] = rec["result"]
             found = True

@@ -95,6 +95,10 @@ def _fails_at_start(run: Run, wt: Worktree, commands: Commands, failed: Result, 
     elif failed.denied is not None:
         head = (f"the {what} command `{failed.command}` fails {where}: {failed.denied.say()}; "
                 f"{failed.denied.allow()}, then run the command again")
+    elif failed.cached:   # the world around it may have changed since: say how to run it again
+        head = (f"the {what} command fails {where}, as recorded when it last ran there: `{failed.command}` exits "
+                f"{failed.exit_code}; {fix}, then run again, or, if what it depends on outside the tree changed "
+                f"since, run it again now: git retcon run --retest {run.name}")
     else:
         head = f"the {what} command fails {where}: `{failed.command}` exits {failed.exit_code}; {fix}, then run again"
     lines = [ln for ln in failed.output.splitlines() if not ln.startswith("[the setup command")]
@@ -219,5 +223,6 @@ def as_failure(r: Result) -> rework.Failure:
 
 def verdict(r: Result) -> str:
     word = "PASS" if r.passed else "FAIL"
-    extra = " (cached)" if r.cached else ""
+    # a recorded failure: `run --retest` runs it again (the world outside the tree may have changed)
+    extra = (" (cached)" if r.passed else " (cached; --retest runs it again)") if r.cached else ""
     return f"{word}{extra}" if r.passed else f"{word} ({r.reason()}){extra}"

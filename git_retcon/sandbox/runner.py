@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import json
 import os
 import re
 import select
@@ -28,7 +27,7 @@ from git_retcon.git.plumbing import clean_env
 from git_retcon.sandbox.confine import UNCONFINED, Sandbox
 from git_retcon.sandbox.denied import Denial, find
 from git_retcon.sandbox.output import cause, trim
-from git_retcon.state import notes
+from git_retcon.state import notes, records
 from git_retcon.state.notes import CommandKind, CommandRecord, CommandResult
 from git_retcon.state.store import Store
 
@@ -274,34 +273,32 @@ class Commands:
         return bool(self.commands[kind])
 
     def cached(self, tree: str, kind: CommandKind) -> Result | None:
+        """The recorded result of kind's command on tree in exactly this context (context()), if it
+        may stand: a pass or a failure of the code, never one the environment caused (a sandbox's
+        refusal, a timeout, a missing program), which is worth another try."""
         command = self.commands[kind]
-        rec = notes.command_record(self.store, tree, command) if command else None
-        if rec is None:
+        rec = records.exact(notes.tree_records(self.store, tree), command, self.context(kind)) if command else None
+        if rec is None or rec.get("result") not in ("pass", "fail") or rec.get("denied"):
             return None
-        if rec.get("result") not in ("pass", "fail"):
-            return None  # timeouts and missing programs are worth another try
         if self.retest and (str(tree), rec["command"]) not in self._fresh:
             return None
-        if rec.get("depends", self.depends()) != self.depends():
-            return None  # ran under another sandbox, network or setup: what it saw differs (issue 32)
         return Result(kind, rec["command"], rec["result"], float(rec.get("seconds", 0)),
                       rec.get("exit_code"), rec.get("output", ""), cached=True, sandbox=rec.get("sandbox"),
                       network=rec.get("network"))
 
-    def depends(self) -> str:
-        """What a result on a tree depends on besides the tree and the command, that git-retcon knows:
-        setup's command (its installs come from the tree's own lockfiles), the sandbox and the network.
-        A record made under other ones is not trusted; records older than this key are."""
+    def context(self, kind: CommandKind) -> records.Context:
+        """What kind's result depends on besides the tree and the command (state/records.py): setup,
+        the build before a test, the spec's writable folders and network, the sandbox mechanism."""
         box = self.sandbox
-        setup = self.setup.command if self.setup is not None else ""
-        return json.dumps({"setup": setup, "sandbox": box.mechanism or "unconfined",
-                           "network": box.network if box.mechanism is not None else True}, sort_keys=True)
+        return records.context(kind, self.setup.command if self.setup is not None else None,
+                               self.commands["build"], box.writable, box.network, box.setup_network,
+                               box.mechanism)
 
     def _record(self, tree: str, results: list[Result]) -> None:
         recs = []
         for r in results:
             rec = r.to_note()
-            rec["depends"] = self.depends()
+            rec["depends"] = self.context(r.kind)
             recs.append(rec)
             self._fresh.add((str(tree), r.command))
         notes.record_commands(self.store, tree, recs)

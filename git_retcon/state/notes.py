@@ -13,6 +13,7 @@ written by hand or by an older version may lack keys, so they use `.get`.
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, TypedDict, cast
 
 import pygit2
@@ -160,7 +161,9 @@ class CommandRecord(_CommandRecordKeys, total=False):
     sandbox: str                      # what it ran under: bubblewrap, landlock, seatbelt, none (auto) or off
     network: bool                     # whether it could reach the network
     denied: str                       # what the sandbox refused it (a failure's cause)
-    depends: str                      # what else it ran on, besides the tree (setup's stamp): issue 32
+    # What else it ran on besides the tree (state/records.py): setup, the build before a test, the
+    # spec's writable and network, the sandbox. Issue 32's records hold a string: never matched.
+    depends: dict[str, Any]
 
 
 class TreeNote(TypedDict, total=False):
@@ -168,9 +171,11 @@ class TreeNote(TypedDict, total=False):
 
     Keyed by the command's text, so specs (or edits) with other commands on the same
     tree never erase each other's records. Older versions wrote one record per kind
-    (`build`, `test`); those are still read."""
+    (`build`, `test`); those are still read. The same command run in another context (another
+    build before it, another sandbox: state/records.py) keeps its earlier records in `others`."""
 
     commands: dict[str, CommandRecord]
+    others: list[CommandRecord]
 
 
 def usage(input_tokens: int, output_tokens: int, calls: int, cached: int = 0) -> Usage:
@@ -276,8 +281,18 @@ def add_run(store: Store, spec_commit: str, item: RunRecord) -> None:
 
 
 def tree_commands(store: Store, tree: str) -> dict[str, CommandRecord]:
-    """The recorded result of each command on tree, by command text (records of the
+    """The last recorded result of each command on tree, by command text (records of the
     older one-per-kind shape included, the newer shape winning)."""
+    return _read(store, tree)[0]
+
+
+def tree_records(store: Store, tree: str) -> list[CommandRecord]:
+    """Every record on tree, in every context (state/records.py picks one), the last written last."""
+    last, others = _read(store, tree)
+    return [*others, *last.values()]
+
+
+def _read(store: Store, tree: str) -> tuple[dict[str, CommandRecord], list[CommandRecord]]:
     note = store.read_note(TESTS_REF, tree) or {}
     found: dict[str, CommandRecord] = {}
     for kind in COMMAND_KINDS:   # the older shape: {"build": {...}, "test": {...}}
@@ -289,19 +304,28 @@ def tree_commands(store: Store, tree: str) -> dict[str, CommandRecord]:
         for text, rec in commands.items():
             if isinstance(rec, dict):
                 found[text] = cast(CommandRecord, {**rec, "command": text})
-    return found
+    others = note.get("others")
+    kept = [cast(CommandRecord, r) for r in others if isinstance(r, dict) and isinstance(r.get("command"), str)] \
+        if isinstance(others, list) else []
+    return found, kept
 
 
-def command_record(store: Store, tree: str, command: str) -> CommandRecord | None:
-    """The recorded result of command (its exact text) on tree."""
-    return tree_commands(store, tree).get(command)
+def record_key(rec: CommandRecord) -> str:
+    """What makes two records the same one: the command and its context (`depends`)."""
+    return rec["command"] + "\0" + json.dumps(rec.get("depends"), sort_keys=True)
 
 
 def record_commands(store: Store, tree: str, recs: list[CommandRecord]) -> None:
-    """Record commands' results on tree in one write, each replacing an earlier one of the
-    same command, keeping every other command's (an older-shape note is rewritten in the new one)."""
-    records = tree_commands(store, tree)
+    """Record commands' results on tree in one write, each replacing an earlier one of the same
+    command in the same context, keeping every other (an older-shape note is rewritten in the new one)."""
+    last, others = _read(store, tree)
     for rec in recs:
-        records[rec["command"]] = rec
-    note: TreeNote = {"commands": records}
+        before = last.get(rec["command"])
+        if before is not None and record_key(before) != record_key(rec):
+            others.append(before)
+        others = [r for r in others if record_key(r) != record_key(rec)]
+        last[rec["command"]] = rec
+    note: TreeNote = {"commands": last}
+    if others:
+        note["others"] = others
     store.write_note(TESTS_REF, tree, cast("dict[str, Any]", note))

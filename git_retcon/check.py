@@ -26,6 +26,7 @@ from git_retcon.git.plumbing import (
     short,
 )
 from git_retcon.git.rebased import advice, older_base
+from git_retcon.reconstruct import ontop
 from git_retcon.state import notes, records
 from git_retcon.state.notes import CommandKind
 from git_retcon.state.spec import LogicalCommit
@@ -88,7 +89,7 @@ def check_spec(store: Store, stored: Stored, allow_wip: bool = False, rerun: boo
     if not on_base and not open_ and older_base(repo, recorded, tip, base) is not None:
         v.add(False, advice(spec.source, name))   # what status and absorb say, and run does
         return v
-    v.add(*_chain_item(stored, chain, on_base, recorded, base))
+    v.add(*_chain_item(repo, stored, chain, on_base, recorded, base))
     v.add(*_tree_item(repo, stored, tip, src, base, complete=not open_))
     if rerun:
         v.add(*_rerun(store, stored, progress or (lambda _text: None), sandbox))
@@ -126,8 +127,8 @@ def _open_text(stored: Stored, open_: list[tuple[int, LogicalCommit]]) -> str:
     return text
 
 
-def _chain_item(stored: Stored, chain: list[CommitId], on_base: bool, recorded: list[CommitId],
-                base: str) -> tuple[bool, str]:
+def _chain_item(repo: pygit2.Repository, stored: Stored, chain: list[CommitId], on_base: bool,
+                recorded: list[CommitId], base: str) -> tuple[bool, str]:
     spec, name = stored.spec, stored.name
     if not on_base:
         return False, (f"'{spec.cleaned}' is not on top of merge-base('{spec.source}', '{spec.remote}') "
@@ -135,6 +136,8 @@ def _chain_item(stored: Stored, chain: list[CommitId], on_base: bool, recorded: 
                        f"`git retcon abort {name}` and `git retcon run {name}`")
     if chain == recorded:
         return True, f"'{spec.cleaned}' holds exactly the {plural(len(recorded), 'recorded commit')} on {short(base)}"
+    if chain[: len(recorded)] == recorded and (on := ontop.find(repo, spec, name)) is not None:
+        return False, on.advice(repo)    # a person's fix on the finished branch: what run and absorb say
     if chain[: len(recorded)] == recorded:
         extra = len(chain) - len(recorded)
         return False, (f"'{spec.cleaned}' has {plural(extra, 'commit')} the spec does not record "
@@ -159,8 +162,8 @@ def _tree_item(repo: pygit2.Repository, stored: Stored, tip: str, src: pygit2.Co
                            for c in newer[:5])
         more = f"\n    ... and {len(newer) - 5} more" if len(newer) > 5 else ""
         return False, (f"'{spec.source}' has moved on since the run: {plural(len(newer), 'new commit')} not in "
-                       f"'{spec.cleaned}': add their changes to the spec (git retcon spec edit {name}) "
-                       f"and run again (git retcon run {name})\n{listed}{more}")
+                       f"'{spec.cleaned}': absorb them into the logical commits they belong to (what status and "
+                       f"run say): git retcon absorb {name}\n{listed}{more}")
     stat = git(main_workdir(repo), "diff", "--no-color", "--no-ext-diff", "--stat=100",
                f"--stat-count={_STAT_FILES}", tip, str(src.id)).rstrip("\n")
     m = re.search(r"(\d+) files? changed", stat)

@@ -16,6 +16,7 @@ from git_retcon.git.ids import CommitId
 from git_retcon.git.plumbing import fork_point, full_sha, get_commit
 from git_retcon.git.rebased import advice as rebased_advice
 from git_retcon.git.rebased import older_base
+from git_retcon.reconstruct import ontop
 from git_retcon.state import cost, notes
 from git_retcon.state.notes import CommandKind
 from git_retcon.state.spec import Absorbed
@@ -41,6 +42,8 @@ def document(store: Store, stored: Stored) -> dict[str, Any]:
             "state": spec.state, "branch": branch, "commits": rows,
             # a restack takes the remote's changes: nothing of them is absorb's
             "to_absorb": 0 if branch == "rebased" else to_absorb(store, stored),
+            # a person's commits on the finished branch: the commands that absorb them (reconstruct/ontop.py)
+            "on_top": on.steps() if (on := ontop.find(store.repo, spec, stored.name)) is not None else [],
             "runs": [{"model": r.get("model"), "stop": r.get("stop"), "tokens": r.get("tokens")} for r in spent.runs]}
 
 
@@ -245,7 +248,12 @@ def render(doc: dict[str, Any], stuck: str | None) -> list[str]:
     elif branch == "moved":
         out += ["", f"Branch '{doc['cleaned']}' no longer holds the recorded commits: "
                 f"`git retcon check {name}` says how to repair it"]
-    if doc["to_absorb"]:
+    if doc.get("on_top"):   # what `run`, `absorb` and `check` say too
+        out += ["", f"'{doc['cleaned']}' has commits of a person's on top of the clean history: "
+                "absorb them into the logical commits they belong to" +
+                ("" if len(doc["on_top"]) == 1 else f" (first put them on '{doc['source']}')") + ":"]
+        out += [f"  {step}" for step in doc["on_top"]]
+    elif doc["to_absorb"]:
         out += ["", f"'{doc['source']}' has {plural(doc['to_absorb'], 'change')} since the spec was complete: "
                 f"git retcon absorb {name}"]
     if stuck is not None:

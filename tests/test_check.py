@@ -67,8 +67,9 @@ def test_source_that_moved_on_since_the_run_is_named(tmp_path):
     repo.git("checkout", "-q", "main")
     res = retcon(repo, "check")
     assert res.code == 1
-    assert ("✗ 'feature' has moved on since the run: 1 new commit not in 'feature-clean': add their changes "
-            "to the spec (git retcon spec edit feature-clean) and run again (git retcon run feature-clean)") in res.out
+    assert ("✗ 'feature' has moved on since the run: 1 new commit not in 'feature-clean': absorb them into the "
+            "logical commits they belong to (what status and run say): git retcon absorb feature-clean") in res.out
+    assert "git retcon absorb feature-clean" in retcon(repo, "status").out
     assert f"    {new[:9]} late fix" in res.out
     assert "✓ all 3 logical commits are complete" in res.out
 

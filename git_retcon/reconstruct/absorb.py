@@ -30,7 +30,7 @@ from git_retcon.git.ownership import branch_ref, move_branch, refuse_checked_out
 from git_retcon.git.plumbing import find_commit, full_sha, get_commit, ref_target, short
 from git_retcon.model.choose import BUILTIN
 from git_retcon.owners.question import Asker
-from git_retcon.reconstruct import remake, restack
+from git_retcon.reconstruct import ontop, remake, restack
 from git_retcon.reconstruct.branch import Branches, recorded
 from git_retcon.reconstruct.destination import Ask, Into, Placed, place
 from git_retcon.reconstruct.remake import Remade, copy_onto, last_commit, merged, verify
@@ -63,7 +63,14 @@ def absorb_locked(store: Store, stored: Stored, ui: UI, into_args: list[str], mo
     br = Branches(repo, spec)
     tip = br.cleaned_tip
     made = recorded(repo, spec)
-    if tip is None or not made or tip != made[-1]:
+    # A person's commits on top (ontop.py): absorbed from the source once it holds them, never before.
+    on = ontop.find(repo, spec, stored.name)
+    if on is not None and not on.in_source:
+        raise RetconError(on.advice(repo))
+    at = on.tip if on is not None else tip    # where the branch is, and moves from
+    if on is not None:
+        tip = on.recorded
+    if tip is None or at is None or not made or tip != made[-1]:
         raise RetconError(f"'{spec.cleaned}' does not hold exactly the recorded commits: run "
                           f"`git retcon run {stored.name}` first (it adopts what was added, or says what is wrong)")
     refuse_checked_out(repo, spec.cleaned)
@@ -85,7 +92,7 @@ def absorb_locked(store: Store, stored: Stored, ui: UI, into_args: list[str], mo
         ui.line(f"  {p.hunk.path} ({p.hunk.kind}) -> {where}: {p.why}")
     remade = _remake(store, stored, br, tip, tip_tree, placed, ui)
     verify(store, stored, remade, ui)
-    _write(store, stored, br, tip, remade, ui)
+    _write(store, stored, br, at, remade, ui)
 
 
 def _remake(store: Store, stored: Stored, br: Branches, tip: CommitId, tip_tree: TreeId,

@@ -14,6 +14,7 @@ import llm
 
 from git_retcon.git.ownership import refuse_checked_out
 from git_retcon.owners import place as owners_room
+from git_retcon.reconstruct import ontop
 from git_retcon.reconstruct.branch import Branches, recorded, refuse_taken
 from git_retcon.reconstruct.empty import refuse_unmatched
 from git_retcon.reconstruct.stops import refuse_stuck
@@ -50,6 +51,12 @@ def not_stuck(f: Facts) -> None:
     """"commit K/N is stuck: SUMMARY" and the commands that go on from it (exit 3)."""
     if (k := f.spec.current()) is not None:
         refuse_stuck(f.run, f.stored, k)
+
+
+def no_fix_on_top(f: Facts) -> None:
+    """A person's commits on the finished cleaned branch are absorbed, never undone: refused with
+    the two commands that carry them to the source and absorb them (reconstruct/ontop.py)."""
+    ontop.refuse(f.run.repo, f.spec, f.run.name)
 
 
 def branches_found(f: Facts) -> None:
@@ -105,8 +112,8 @@ def owners_mode(f: Facts) -> None:
 
 
 Check = Callable[[Facts], None]
-# In the order they run. A dry run makes the first two only: it reads, and needs no model.
-PREVIEW: list[Check] = [not_stuck, branches_found]
+# In the order they run. A dry run makes the PREVIEW ones only: it reads, and needs no model.
+PREVIEW: list[Check] = [not_stuck, no_fix_on_top, branches_found]
 CHECKS: list[Check] = PREVIEW + [
     model_ready, commands_exist, paths_found, cleaned_not_checked_out, cleaned_name_free, sandbox_chosen,
     owners_mode,

@@ -86,7 +86,9 @@ def test_commits_to_adopt_wait_until_the_model_is_known_usable(tmp_path, scripte
     repo = make(tmp_path, docs=0)
     scripted({"1/extract": take("app.py"), "1/fix": take("util.py")})
     assert retcon(repo, "run", "-m", "scripted").code == 0
+    # (a note, then taken back: commits that change the tree are absorbed instead, test_day_two.py)
     commit_on(repo, "feature-clean", {"NOTES.txt": "more\n"}, "a note")
+    commit_on(repo, "feature-clean", {"NOTES.txt": None}, "no note after all")
     spec = repo.rev("refs/retcon/feature-clean")
     res = retcon(repo, "run")
     assert res.code == 1, res.text

@@ -295,7 +295,7 @@ def _rerun(store: Store, stored: Stored, progress: Callable[[str], None],
             for kind in commands:
                 res = runner.run_and_record(tree_of(commit), kind)
                 progress(f"commit {i + 1}/{len(spec.commits)} {short(sha)}: {kind} {res.result} "
-                         f"({res.seconds:.1f}s)")
+                         f"({res.seconds:.1f}s)" + (f"; {res.restored}" if res.restored else ""))
                 if not res.passed:
                     failed.append(f"{i + 1} ({kind}: {res.reason()})")
                     break

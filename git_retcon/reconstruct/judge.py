@@ -225,4 +225,5 @@ def verdict(r: Result) -> str:
     word = "PASS" if r.passed else "FAIL"
     # a recorded failure: `run --retest` runs it again (the world outside the tree may have changed)
     extra = (" (cached)" if r.passed else " (cached; --retest runs it again)") if r.cached else ""
-    return f"{word}{extra}" if r.passed else f"{word} ({r.reason()}){extra}"
+    said = f"{word}{extra}" if r.passed else f"{word} ({r.reason()}){extra}"
+    return said + (f"; {r.restored}" if r.restored else "")

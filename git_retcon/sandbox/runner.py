@@ -24,6 +24,7 @@ from typing import IO, Protocol
 from git_retcon.errors import RetconError
 from git_retcon.git.ids import TreeId
 from git_retcon.git.plumbing import clean_env
+from git_retcon.sandbox import gitconfig
 from git_retcon.sandbox.confine import UNCONFINED, Sandbox
 from git_retcon.sandbox.denied import Denial, find
 from git_retcon.sandbox.output import cause, trim
@@ -51,6 +52,7 @@ class Result:
     sandbox: str | None = None       # what it ran under (Sandbox.label), None when not known (an older record)
     network: bool | None = None
     denied: Denial | None = None     # what the sandbox refused it, as its output shows (a failure only)
+    restored: str = ""               # what it changed in the repository's config, put back (gitconfig.py)
 
     @property
     def passed(self) -> bool:
@@ -112,7 +114,14 @@ def run_command(kind: CommandKind, command: str, cwd: Path, timeout: int,
     """Run command through the shell in its own process group, confined by sandbox (none: as the
     user); kill the group at timeout, and on an interrupt. Confined, what it leaves running ends
     with it (bubblewrap's pid namespace, Landlock's subreaper)."""
-    box = sandbox or UNCONFINED
+    with gitconfig.kept(cwd) as config:   # the user's config, whatever the command does to it
+        res = _run(kind, command, cwd, timeout, on_output, sandbox or UNCONFINED)
+    res.restored = config.say()
+    return res
+
+
+def _run(kind: CommandKind, command: str, cwd: Path, timeout: int,
+         on_output: Callable[[str], None] | None, box: Sandbox) -> Result:
     launch = box.launch(command, cwd, clean_env({"GIT_RETCON": "1"}))
     start = time.monotonic()
     try:

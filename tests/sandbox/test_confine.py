@@ -97,9 +97,12 @@ def test_the_repository_config_and_hooks_cannot_be_changed(wt, mech, monkeypatch
     assert user.git("config", "--get", "core.hooksPath", check=False) == ""
     assert not (hooks / "pre-push").exists()
     assert user.git("branch", "--list", "planted") == ""
-    for command in commands:   # unconfined, each gets through
-        assert run(wt, command, OFF).passed, command
-    assert user.git("config", "--get", "core.hooksPath") == "node_modules/.husky"
+    for command in commands:   # unconfined, each gets through; the config is put back after it (gitconfig.py)
+        res = run(wt, command, OFF)
+        assert res.passed, command
+        assert ("core.hookspath=node_modules/.husky" in res.restored.lower()) == ("hooksPath" in command)
+    assert user.git("config", "--get", "core.hooksPath", check=False) == ""
+    assert (hooks / "pre-push").exists()
 
 
 @pytest.mark.parametrize("mech", MECHANISMS)

@@ -55,13 +55,14 @@ def test_a_prepare_script_that_sets_hooks_path_leaves_the_users_config_alone(tmp
     assert repo.tree("feature-clean") == repo.tree("feature")
 
 
-def test_unconfined_the_prepare_script_rewrites_the_users_config(tmp_path):
-    """What the test above guards against, with --sandbox off."""
+def test_unconfined_the_prepare_script_cannot_rewire_the_users_config_either(tmp_path):
+    """What the test above guards against, with --sandbox off: the config is put back, and said."""
     repo = planned(tmp_path, SPEC.replace('build = "', 'setup = "sh prepare.sh"\nbuild = "'))
     res = retcon(repo, "run", "-m", "retcon-paths", "--sandbox", "off")
     assert res.code == 0, res.text
     assert "Sandbox: off" in res.out
-    assert repo.git("config", "--get", "core.hooksPath") == "node_modules/.husky"
+    assert repo.git("config", "--get", "core.hooksPath", check=False) == ""
+    assert "core.hookspath=node_modules/.husky): put back as it was" in res.out.lower(), res.out
 
 
 @pytest.mark.parametrize("mech", MECHANISMS)

@@ -128,11 +128,16 @@ class Sandbox:
         return Launch(argv, env, tmp, self, tuple(writable), tuple(hidden))
 
     def extra(self, home: Path) -> list[str]:
-        """The spec's `writable` folders, made where missing (a tool fills them)."""
+        """The spec's `writable` folders, made where missing (a tool fills them). A missing path whose
+        name has an extension (`result.txt`) names a file: never made as a folder, which would stand
+        where the command writes its file (its folder is what `writable` takes)."""
         out = []
         for w in self.writable:
             path = Path(os.path.expanduser(w.replace("~", str(home), 1) if w.startswith("~") else w))
-            path.mkdir(parents=True, exist_ok=True)
+            if not os.path.lexists(path):
+                if path.suffix:
+                    continue
+                path.mkdir(parents=True, exist_ok=True)
             out.append(os.path.realpath(path))
         return out
 

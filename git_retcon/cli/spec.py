@@ -49,8 +49,13 @@ def spec_export(name: str | None, output: str | None) -> None:
 
 @spec_group.command("import")
 @click.argument("file", type=click.Path(dir_okay=False))
-def spec_import(file: str) -> None:
+@click.option("--drop-history", is_flag=True,
+              help="Import a file that lacks what was recorded since it was exported, dropping that.")
+def spec_import(file: str, drop_history: bool) -> None:
     """Replace (or create) the spec named by FILE's `cleaned` with FILE.
+
+    A FILE older than the stored spec (an export from before a run or a resolve) is refused,
+    naming what it lacks, unless --drop-history.
 
     \b
     Example:
@@ -58,7 +63,7 @@ def spec_import(file: str) -> None:
     """
     from git_retcon.plan.save import import_file
 
-    spec = import_file(open_store(), file, echo)
+    spec = import_file(open_store(), file, echo, drop_history)
     echo(f"Imported spec '{spec.cleaned}' ({len(spec.commits)} logical commits).")
 
 

@@ -19,6 +19,7 @@ from git_retcon.owners import place as owners
 from git_retcon.plan import branches
 from git_retcon.plan import report as planreport
 from git_retcon.plan import write as planmod
+from git_retcon.plan.dropped import dropped
 from git_retcon.plan.realign import realign
 from git_retcon.state import notes, oplog, specparse, spectoml
 from git_retcon.state import spec as specmod
@@ -176,8 +177,9 @@ def _refuse_existing(store: Store, name: str, force: bool) -> SpecCommitId | Non
     return old
 
 
-def import_file(store: Store, file: str, say: Callable[[str], None]) -> specmod.Spec:
-    """Replace (or create) the spec named by the file's `cleaned` with the file."""
+def import_file(store: Store, file: str, say: Callable[[str], None], drop_history: bool = False) -> specmod.Spec:
+    """Replace (or create) the spec named by the file's `cleaned` with the file. A file that lacks
+    what the stored spec recorded since it was exported is refused, unless drop_history."""
     spec, _ = planmod.read_file(file, store.repo)
     branches.check_branches(store.repo, spec)
     for line in planreport.empty_commits(store.repo, spec):
@@ -185,8 +187,18 @@ def import_file(store: Store, file: str, say: Callable[[str], None]) -> specmod.
     with store.lock(spec.cleaned), oplog.recording(store, spec.cleaned, "import",
                                                    oplog.refs_of(spec.cleaned, spec.cleaned)):
         old = store.load(spec.cleaned).spec if store.exists(spec.cleaned) else None
+        lost = dropped(old, spec)
+        if lost and not drop_history:
+            raise RetconError(
+                f"{file} lacks what the stored spec recorded since it was exported ({'; '.join(lost[:5])}"
+                f"{' ...' if len(lost) > 5 else ''}): nothing was imported. Export the spec again and make your "
+                f"change there (git retcon spec export -o {file} {spec.cleaned}), or import it anyway with "
+                f"--drop-history (git retcon undo {spec.cleaned} puts it back)")
         cut = realign(store.repo, old, spec)
         store.save(spec, store.tip(spec.cleaned), f"import {os.path.basename(file)}")
+    if lost:
+        say(f"Dropped what was recorded since the file was exported: {'; '.join(lost)} "
+            f"(`git retcon undo {spec.cleaned}` puts it back).")
     for line in cut.lines(spec.cleaned):
         say(line)
     return spec

@@ -1,0 +1,36 @@
+"""What a spec file would drop of the stored spec's history: an export older than what was recorded
+since (a resolve, a stop, commits), imported over it (issue 38). Refused unless the user says so."""
+from __future__ import annotations
+
+from git_retcon.state import spec as specmod
+
+
+def _entry(e: specmod.Entry) -> str:
+    if isinstance(e, specmod.Resolved):
+        return f'resolved "{e.text[:60]}"'
+    if isinstance(e, specmod.Stuck):
+        return f'stuck "{e.summary.splitlines()[0][:60] if e.summary else ""}"'
+    if isinstance(e, specmod.CommitCreated):
+        return f"commit_created {e.sha[:9]}"
+    if isinstance(e, specmod.Squashed):
+        return f"squashed {e.sha[:9]}"
+    if isinstance(e, specmod.Absorbed):
+        return "absorbed"
+    return "complete"
+
+
+def dropped(old: specmod.Spec | None, new: specmod.Spec) -> list[str]:
+    """Per logical commit the file keeps (the same message), the entries the stored spec recorded
+    past the file's history for it, when the file's history is their start (an older export):
+    "commit 2: resolved "..."". A history the file changed otherwise is an edit, not age."""
+    if old is None:
+        return []
+    out: list[str] = []
+    for k, o in enumerate(old.commits):
+        same = [n for n in new.commits if n.message == o.message]
+        if len(same) != 1:
+            continue   # removed, renamed or repeated: realign's business
+        had, has = o.history, same[0].history
+        if len(has) < len(had) and had[: len(has)] == has:
+            out += [f"commit {k + 1}: {_entry(e)}" for e in had[len(has):]]
+    return out

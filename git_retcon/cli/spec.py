@@ -38,7 +38,11 @@ def spec_export(name: str | None, output: str | None) -> None:
     Example:
       git retcon spec export -o spec.toml feature-clean
     """
-    text = spectoml.dump(load_named(name)[1].spec)
+    from git_retcon.plan.dropped import header
+
+    stored = load_named(name)[1]
+    # which save it was made from: an import of it once the spec moved on refuses to drop what came since
+    text = header(stored.name, stored.commit) + spectoml.dump(stored.spec)
     if output:
         Path(output).write_text(text, encoding="utf-8")
         echo(f"Wrote {output}")

@@ -1,8 +1,28 @@
 """What a spec file would drop of the stored spec's history: an export older than what was recorded
-since (a resolve, a stop, commits), imported over it (issue 38). Refused unless the user says so."""
+since (a resolve, a stop, commits), imported over it (issue 38). Refused unless the user says so.
+
+An export's first line says which save of the spec it was made from (`header`); a file made from the
+spec's last save is the user's edit, and its history is theirs to change. One made from an earlier
+save lacks what was recorded since, where its history for a logical commit is the stored one's start.
+"""
 from __future__ import annotations
 
+import re
+
 from git_retcon.state import spec as specmod
+
+_HEADER = re.compile(r"^# git retcon spec export of (\S+) at ([0-9a-f]{40})\b", re.M)
+
+
+def header(name: str, commit: str) -> str:
+    """The comment `spec export` writes first: which save of which spec the file was made from."""
+    return f"# git retcon spec export of {name} at {commit}: import refuses it once the spec has moved on\n"
+
+
+def exported_from(text: str) -> tuple[str, str] | None:
+    """(spec name, spec commit) of an export's header, if the file has one."""
+    m = _HEADER.search(text[:2000])
+    return (m.group(1), m.group(2)) if m else None
 
 
 def _entry(e: specmod.Entry) -> str:

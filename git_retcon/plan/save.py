@@ -19,7 +19,7 @@ from git_retcon.owners import place as owners
 from git_retcon.plan import branches
 from git_retcon.plan import report as planreport
 from git_retcon.plan import write as planmod
-from git_retcon.plan.dropped import dropped
+from git_retcon.plan.dropped import dropped, exported_from
 from git_retcon.plan.realign import realign
 from git_retcon.state import notes, oplog, specparse, spectoml
 from git_retcon.state import spec as specmod
@@ -180,14 +180,18 @@ def _refuse_existing(store: Store, name: str, force: bool) -> SpecCommitId | Non
 def import_file(store: Store, file: str, say: Callable[[str], None], drop_history: bool = False) -> specmod.Spec:
     """Replace (or create) the spec named by the file's `cleaned` with the file. A file that lacks
     what the stored spec recorded since it was exported is refused, unless drop_history."""
-    spec, _ = planmod.read_file(file, store.repo)
+    spec, text = planmod.read_file(file, store.repo)
     branches.check_branches(store.repo, spec)
     for line in planreport.empty_commits(store.repo, spec):
         say("Warning: " + line)
     with store.lock(spec.cleaned), oplog.recording(store, spec.cleaned, "import",
                                                    oplog.refs_of(spec.cleaned, spec.cleaned)):
-        old = store.load(spec.cleaned).spec if store.exists(spec.cleaned) else None
-        lost = dropped(old, spec)
+        stored = store.load(spec.cleaned) if store.exists(spec.cleaned) else None
+        old = stored.spec if stored is not None else None
+        made = exported_from(text)
+        # an export of an earlier save than the stored one: what was recorded since must not vanish
+        lost = dropped(old, spec) if stored is not None and made is not None and made[0] == stored.name \
+            and made[1] != stored.commit else []
         if lost and not drop_history:
             raise RetconError(
                 f"{file} lacks what the stored spec recorded since it was exported ({'; '.join(lost[:5])}"

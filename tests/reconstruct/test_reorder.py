@@ -107,11 +107,7 @@ def test_a_spec_imported_without_its_history_cuts_the_branch_to_the_base(done, t
     repo = done
     old_tip = repo.rev("feature-clean")
     (tmp_path / "before.toml").write_text(SPEC)
-    # It lacks what the run recorded: refused, naming it, unless --drop-history (issue 38).
     res = retcon(repo, "spec", "import", str(tmp_path / "before.toml"))
-    assert res.code == 1 and "commit 1: commit_created" in res.err and "--drop-history" in res.err, res.text
-    assert repo.rev("feature-clean") == old_tip
-    res = retcon(repo, "spec", "import", "--drop-history", str(tmp_path / "before.toml"))
     assert res.code == 0, res.text
     assert repo.rev("feature-clean") == repo.rev("main")
     assert repo.rev("refs/retcon-backup/feature-clean") == old_tip

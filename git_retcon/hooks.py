@@ -177,11 +177,41 @@ def script() -> str:
     return text.replace("@PYTHON@", shlex.quote(sys.executable), 1)
 
 
-def install(repo: pygit2.Repository) -> list[str]:
-    """Install the hook, keeping a foreign pre-push hook as CHAINED; returns what it did."""
+# The check, as a line of a hook a project shares (husky's .husky/pre-push): the console script found on
+# PATH, never this machine's interpreter path; a clone without git-retcon is not stopped.
+SHARED_LINE = 'if command -v retcon-pre-push >/dev/null 2>&1; then retcon-pre-push "$@"; fi'
+
+
+def _in_work_tree(repo: pygit2.Repository, where: Path) -> Path | None:
+    """where, relative to the work tree, when core.hooksPath points into it (husky: .husky/_)."""
+    from git_retcon.git.plumbing import main_workdir
+
+    top, gitdir = main_workdir(repo).resolve(), Path(repo.path).resolve()
+    if where == gitdir or gitdir in where.parents or not (where == top or top in where.parents):
+        return None   # git's own hooks folder (.git/hooks), or outside the work tree
+    return where.relative_to(top)
+
+
+def shared_advice(rel: Path) -> str:
+    """What `hooks install` says where the hooks folder is in the work tree: husky's own way."""
+    # husky 9 runs .husky/_/<hook> stubs that run .husky/<hook>; older husky, and others, the folder itself
+    own = rel.parent / HOOK if rel.name == "_" else rel / HOOK
+    return (f"core.hooksPath is {rel}, inside your work tree (husky, or hooks your project shares): a hook "
+            f"git-retcon wrote there would be shared with everyone who clones it, or overwritten when husky "
+            f"installs its hooks, so nothing was installed. Run the check from {own} instead (commit it: "
+            f"clones with git-retcon get the check, others are not stopped):\n"
+            f"  echo '{SHARED_LINE}' >> {own}\n"
+            f"Or install git-retcon's own hook in {rel} anyway: git retcon hooks install --force")
+
+
+def install(repo: pygit2.Repository, force: bool = False) -> list[str]:
+    """Install the hook, keeping a foreign pre-push hook as CHAINED; returns what it did. Where
+    core.hooksPath points into the work tree, nothing is written unless force (shared_advice)."""
     from git_retcon.errors import RetconError
 
     where = hooks_dir(repo)
+    if (rel := _in_work_tree(repo, where)) is not None and not force:
+        raise RetconError(shared_advice(rel))
     hook, chained = where / HOOK, where / CHAINED
     present = hook.is_symlink() or hook.exists()
     update = present and _ours(hook)

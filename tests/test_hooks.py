@@ -169,7 +169,10 @@ def test_install_follows_core_hooks_path(tmp_path):
     repo = stuck(tmp_path / "repo")
     remote = bare_remote(repo, tmp_path / "remote.git")
     repo.git("config", "core.hooksPath", "team-hooks")
+    # a folder of the work tree: shared, so nothing is written there without --force (issue 38)
     res = retcon(repo, "hooks", "install")
+    assert res.code == 1 and "team-hooks/pre-push" in res.err and not (repo.path / "team-hooks").exists(), res.text
+    res = retcon(repo, "hooks", "install", "--force")
     assert res.code == 0 and str(repo.path / "team-hooks") in res.out
     assert (repo.path / "team-hooks/pre-push").exists()
     assert not (repo.path / ".git/hooks/pre-push").exists()

@@ -1,6 +1,8 @@
 """`git retcon hooks install|uninstall`."""
 from __future__ import annotations
 
+import click
+
 from git_retcon.cli.group import cli
 from git_retcon.git.plumbing import open_repo
 from git_retcon.ui import echo
@@ -12,8 +14,12 @@ def hooks_group() -> None:
 
 
 @hooks_group.command("install")
-def hooks_install() -> None:
+@click.option("--force", is_flag=True, help="Install even where core.hooksPath points into the work tree (husky).")
+def hooks_install(force: bool) -> None:
     """Install the pre-push hook (honours core.hooksPath; an existing hook keeps running).
+
+    Where core.hooksPath points into the work tree (husky), nothing is installed without
+    --force: it says the line to add to the project's own hook instead.
 
     \b
     Example:
@@ -21,7 +27,7 @@ def hooks_install() -> None:
     """
     from git_retcon import hooks
 
-    for line in hooks.install(open_repo()):
+    for line in hooks.install(open_repo(), force):
         echo(line)
 
 

@@ -29,6 +29,7 @@ _TEST_FAILED = re.compile(r"^\s*(?:not ok \d+|--- FAIL:|FAILED |FAIL:? |● |✖
 # Lines that never say what went wrong: stack frames, make's and npm's echoes, warnings, and tests
 # that passed (ava's and mocha's check marks, TAP's `ok`: a test may be named "stop on error").
 _NOT_A_CAUSE = re.compile(r"^\s+at |^\s*(?:g?make(?:\[\d+\])?: \*\*\*|npm (?:ERR!|error)|warning\b)|"
+                          r"^(?:E\s+)?SystemExit(?:: -?\d*)?$|"   # only that it exited: what it printed says why
                           r"^\s*(?:[✔✓√]|ok \d+\b)|"
                           r"could not compile|aborting due to|\d+ (?:failed|errors?)\b.*\d+ (?:passed|total)")
 # An absolute path into a build worktree, as the summary shows it: from the worktree's root.
@@ -37,14 +38,41 @@ _IN_WORKTREE = re.compile(r"(?:file://)?/\S*?/worktrees/[^/\s]+/")
 
 def cause(output: str) -> str | None:
     """What the output says went wrong, in a few words (the first error's message, else the first
-    failed test), never a stack frame; None when it says nothing of the kind."""
-    lines = [_IN_WORKTREE.sub("", _ANSI.sub("", line)).strip() for line in output.splitlines()]
+    failed test), never a stack frame nor a traceback's source line (argparse's
+    `self.exit(2, _('%(prog)s: error: ...'))` is the code that printed the error, not the error);
+    None when it says nothing of the kind."""
+    raw = [_ANSI.sub("", line) for line in output.splitlines()]
+    code = _source_lines(raw)
+    lines = [_IN_WORKTREE.sub("", line).strip() for i, line in enumerate(raw) if i not in code]
     lines = [line for line in lines if line and not _NOT_A_CAUSE.search(line)]
     for rx in (_CAUSE, _TEST_FAILED, _LOCATED, _INTERESTING):
         line = next((ln for ln in lines if rx.search(ln)), None)
         if line is not None:
             return _shorten(re.sub(r"^E\s+", "", line))
     return None
+
+
+# A Python traceback's frame line, after which comes the frame's source line; pytest's failure
+# section (`____ test_x ____` or `_ _ _ _` to the next `---`/`===` rule), whose indented lines, `>`
+# lines and `name = value` lines are source code and locals, and its `path:12: in f` frame lines.
+_PY_FRAME = re.compile(r'^\s*File "[^"]+", line \d+')
+_PYTEST_SECTION = re.compile(r"^_{3,} .+ _{3,}$|^(?:_ ){5,}_?$")
+_PYTEST_END = re.compile(r"^(?:-{3,}|={3,})")
+_PYTEST_CODE = re.compile(r"^(?: {4}|\t|>)|^[A-Za-z_]\w* = ")
+
+
+def _source_lines(raw: list[str]) -> set[int]:
+    """The indices of lines that are a traceback's source code or locals, never what went wrong."""
+    out: set[int] = set()
+    section = False
+    for i, line in enumerate(raw):
+        if _PYTEST_SECTION.match(line):
+            section = True
+        elif _PYTEST_END.match(line):
+            section = False
+        elif (section and _PYTEST_CODE.match(line)) or (i and _PY_FRAME.match(raw[i - 1]) and line[:4] == "    "):
+            out.add(i)
+    return out
 
 
 _CARGO_JSON = re.compile(r'^\{"(?:reason|\$message_type)":')

@@ -236,3 +236,13 @@ def test_go_vet_name_not_declared_and_a_test_file_not_found():
     assert t.modules == ["testdata/diffs"] and t.tests == ["TestDiff"]
     assert "cmp/compare_test.go:63" in keys(t) and all(not k.startswith("/usr") for k in keys(t))
     assert summary("go-test-enoent.txt") == "panic: open testdata/diffs: no such file or directory [recovered]"
+
+
+def test_an_argparse_exit_under_pytest_is_summarised_by_the_tools_own_error_line():
+    """The traceback's source line `self.exit(2, _('%(prog)s: error: ...'))` and `SystemExit: 2` say
+    only that it exited; the tool's line in the captured stderr says why (issue 38)."""
+    line = "setup-cfg-fmt: error: unrecognized arguments: --min-py3-version=3.2"
+    assert summary("pytest-argparse-exit.txt") == line
+    p = rework.parse(text("pytest-argparse-exit.txt"), "/tmp/i38cap/argparse")
+    assert p.cause == line and p.tests == ["test_fmt.py::test_min_py3_version"]
+    assert keys(p) == ["test_fmt.py:5", "fmt.py:8"]

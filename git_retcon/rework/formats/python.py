@@ -35,6 +35,10 @@ _PYTEST_INTERRUPTED = re.compile(r"^!+ Interrupted: \d+ errors? during collectio
 # module that failed to import is `ERROR: pkg.mod (unittest.loader._FailedTest[.pkg.mod])`.
 _UNITTEST = re.compile(r"^(?P<kind>FAIL|ERROR): (?P<test>[\w.]+) \((?P<where>[\w.]+)\)")
 _UNITTEST_NOT_LOADED = "unittest.loader._FailedTest"
+# Only that the program exited (argparse's parser.error, sys.exit(2)): what it printed says why.
+_EXIT_ONLY = re.compile(r"^SystemExit(?:: -?\d*)?$")
+# A command-line tool's own error line (argparse's `prog: error: unrecognized arguments: ...`).
+_TOOL_ERROR = re.compile(r"^[A-Za-z_][\w.-]*: error: \S")
 
 
 def python(lines: list[str], c: Collector) -> None:
@@ -57,7 +61,7 @@ def python(lines: list[str], c: Collector) -> None:
                 c.not_run(m["id"])      # a file that could not be collected
             else:
                 c.test(m["id"])
-            if m["msg"]:
+            if m["msg"] and not _EXIT_ONLY.match(m["msg"]):
                 c.cause(i, m["msg"])
             path = m["id"].split("::")[0]
             # The summary names the test file; a traceback above it says more, when there is one.
@@ -84,9 +88,14 @@ def python(lines: list[str], c: Collector) -> None:
             continue
         if line.startswith((">   ", ">\t", "E  ")):
             c.keep(i)  # pytest's failing source line and its error text
+        if _TOOL_ERROR.match(line):
+            c.cause(i, line.strip())
+            c.keep(i)
+            continue
         m = _PY_EXC.match(line.strip())
         if m:
-            c.cause(i, re.sub(r"^E\s+", "", line.strip()))
+            if not _EXIT_ONLY.match(said := re.sub(r"^E\s+", "", line.strip())):
+                c.cause(i, said)
             _py_missing(line, c)
             if frames:
                 # The deepest frame inside the project is where it failed.

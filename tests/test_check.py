@@ -198,3 +198,13 @@ def test_check_is_fast_on_thousands_of_files(tmp_path):
     res = retcon(repo, "check")
     assert res.code == 1 and "has moved on since the run" in res.out
     assert time.perf_counter() - start < 0.5
+
+
+def test_check_rerun_says_setups_time_beside_the_commands(tmp_path):
+    """A rerun's wall time is setup's and the commands': setup has its own line (issue 38)."""
+    import re
+
+    repo = finished(tmp_path / "repo", spec_with(SPEC, setup="true"))
+    res = retcon(repo, "check", "--rerun")
+    assert res.code == 0, res.text
+    assert re.search(r"^commit 1/3 [0-9a-f]+: setup `true` \(new worktree\) pass \(\d+\.\ds\)$", res.out, re.M), res.out

@@ -86,8 +86,9 @@ class PoolCommands(Commands):
                          retest=retest)
         self.shown_as = shown_as
 
-    def run(self, kind: CommandKind, on_output: Callable[[str], None] | None = None) -> Result:
-        res = super().run(kind, on_output)
+    def run(self, kind: CommandKind, on_output: Callable[[str], None] | None = None,
+            on_setup: Callable[[Result], None] | None = None) -> Result:
+        res = super().run(kind, on_output, on_setup)
         for root in {str(self.workdir.resolve()), str(self.workdir)}:
             res.output = res.output.replace(root, str(self.shown_as))
         return res

@@ -346,20 +346,21 @@ class Commands:
             self._record(tree, fresh)
         return results
 
-    def run(self, kind: CommandKind, on_output: Callable[[str], None] | None = None) -> Result:
+    def run(self, kind: CommandKind, on_output: Callable[[str], None] | None = None,
+            on_setup: Callable[[Result], None] | None = None) -> Result:
         """Run the configured command for kind on the worktree as it is (set up first when it
-        needs it: a failed setup's result is the answer); record nothing."""
-        if (unready := self.prepare(kind, on_output=on_output)) is not None:
+        needs it, told to on_setup: a failed setup's result is the answer); record nothing."""
+        if (unready := self.prepare(kind, on_done=on_setup, on_output=on_output)) is not None:
             return unready
         if self.on_run is not None:
             self.on_run()
         return run_command(kind, self.commands[kind] or "", self.workdir, self.timeout, on_output, self.sandbox)
 
-    def run_and_record(self, tree: str, kind: CommandKind,
-                       on_output: Callable[[str], None] | None = None) -> Result:
+    def run_and_record(self, tree: str, kind: CommandKind, on_output: Callable[[str], None] | None = None,
+                       on_setup: Callable[[Result], None] | None = None) -> Result:
         """run(), on a worktree that holds exactly tree (reset, no stray files), and the
         result recorded on tree, replacing an earlier one of the same command."""
-        res = self.run(kind, on_output)
+        res = self.run(kind, on_output, on_setup)
         if res.setup is None:
             self._record(tree, [res])
         return res

@@ -8,6 +8,7 @@ import re
 import shlex
 import subprocess
 
+from testing.cleaned import bare_remote, git_push
 from testing.flow import SPEC, feature_repo, retcon
 from testing.gitrepo import GitRepo
 
@@ -46,6 +47,11 @@ def test_run_never_undoes_a_persons_fix_and_every_command_names_the_same_way(tmp
     assert check.code == 1 and way_forward(check.out + check.err) == steps, check.text
     absorb = retcon(repo, "absorb")
     assert absorb.code == 1 and way_forward(absorb.err) == steps, absorb.text
+    # the pre-push hook refuses the push with the same commands
+    bare_remote(repo, tmp_path / "remote.git")
+    assert retcon(repo, "hooks", "install").code == 0
+    pushed = git_push(repo, "origin", "feature-clean")
+    assert pushed.code == 1 and way_forward(pushed.err) == steps, pushed.err
     # Following it: the source gets the fix, absorb puts it in the docs commit, the tree is the source's.
     for step in steps[:-1]:
         subprocess.run(step, shell=True, cwd=repo.path, check=True, capture_output=True)

@@ -91,22 +91,30 @@ def commits_text(spec: specmod.Spec) -> str:
     return "\n".join(out)
 
 
+CONTEXT = 3      # lines of an atom's hunk shown around it, as a unified diff shows context
+
+
 def atom_text(atom: diff.Hunk, whole: diff.Hunk) -> str:
     """An atom as a unified diff: its own lines with - and +, the rest of its hunk as context
-    lines (a leading space), in the order the hunk shows them."""
+    lines (a leading space), CONTEXT of them around the atom's, in the order the hunk shows them;
+    a long atom by its head and tail, as a hunk is."""
     part = atoms.parse_id(atom.id)
     if part is None or whole.kind != "modify":
         return hunk_text(atom)
     old, new = numbered(whole)
     m = len(old)
-    lines = [f"@@ -{whole.old_start},{whole.old_lines} +{whole.new_start},{whole.new_lines} @@"]
+    rows: list[tuple[bool, str]] = []
     for sign, i in interleave(old, new):
         number = i + 1 if sign == "-" else m + i + 1
         text = (old[i] if sign == "-" else new[i]).decode("utf-8", "replace").rstrip("\r\n")
-        lines.append((sign if number in part[1] else " ") + text)    # another atom's line: context
-    if len(lines) > HEAD + TAIL + 1:
-        lines = lines[:HEAD] + [f"... {len(lines) - HEAD - TAIL} lines not shown ..."] + lines[-TAIL:]
-    return "\n".join(ln[:200] for ln in lines)
+        rows.append((number in part[1], (sign if number in part[1] else " ") + text))  # another atom's: context
+    mine = [i for i, (own, _) in enumerate(rows) if own]
+    lo, hi = max(mine[0] - CONTEXT, 0), min(mine[-1] + CONTEXT + 1, len(rows))
+    body = [text for _, text in rows[lo:hi]]
+    if len(body) > HEAD + TAIL:
+        body = body[:HEAD] + [f"... {len(body) - HEAD - TAIL} lines not shown ..."] + body[-TAIL:]
+    head = f"@@ -{whole.old_start},{whole.old_lines} +{whole.new_start},{whole.new_lines} @@"
+    return "\n".join(ln[:200] for ln in [head, *body])
 
 
 def hunk_text(h: diff.Hunk) -> str:

@@ -10,6 +10,8 @@ as long as the branch's diff is the same; no id of the remaining diff is needed.
 """
 from __future__ import annotations
 
+import time
+
 import pygit2
 
 from git_retcon.diff import atoms
@@ -17,6 +19,7 @@ from git_retcon.git.ids import TreeId, tree_of
 from git_retcon.git.plumbing import get_commit
 from git_retcon.model.invented import invented
 from git_retcon.model.outcome import Proposed, StepOutcome, Stuck
+from git_retcon.model.step import StepResult
 from git_retcon.owners.place import spec_diff
 from git_retcon.reconstruct.work import Work
 from git_retcon.state import spec as specmod
@@ -82,3 +85,13 @@ def make(w: Work, parent: str, message: str) -> StepOutcome:
     base_tree = planned_tree(w, -1)
     drift = invented(repo, parent_tree, tree, base_tree, w.br.source_tree)
     return Proposed(TreeId(tree), message, drift.note())
+
+
+def step(w: Work, parent: str, message: str) -> StepResult:
+    """A planned commit whose hunks the questions split into atoms, as a step: its tree is plain
+    code's, the worktree is checked out at it, and the build and tests judge it."""
+    start = time.monotonic()
+    outcome = make(w, parent, message)
+    if isinstance(outcome, Proposed):
+        check_out(w, parent, outcome.tree)   # the judge builds what the worktree holds
+    return StepResult(outcome, seconds=time.monotonic() - start)

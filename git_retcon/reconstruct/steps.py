@@ -335,7 +335,7 @@ def _call(w: Work, prompt_file: str, values: dict[str, str], st: StepStart) -> S
     if candidates_pass(st):
         return _plain(s, "committing the candidate hunks", [], st.message)
     if st.step == "extract" and w.run.owners == "questions" and lines.in_lines(w.spec):
-        return _by_lines(w, s)
+        return lines.step(w, s.ctx.parent, s.ctx.default_message)
     if planned(w, st):   # the spec's own hunks: nothing for the guards to name back
         return _plain(s, "committing the hunks the spec gives this commit", [], guarded=False)
     # Every wait on the model shows its elapsed time, and the retry under way, on the live line.
@@ -352,16 +352,6 @@ def _call(w: Work, prompt_file: str, values: dict[str, str], st: StepStart) -> S
     if isinstance(res.outcome, GaveUp) and spec_decides(s):
         return _instead(w, s, res)
     return res
-
-
-def _by_lines(w: Work, s: Session) -> StepResult:
-    """A planned commit whose hunks the questions split into atoms: its tree is plain code's
-    (reconstruct/lines.py), the build and tests judge it."""
-    start = time.monotonic()
-    outcome = lines.make(w, s.ctx.parent, s.ctx.default_message)
-    if isinstance(outcome, Proposed):
-        lines.check_out(w, s.ctx.parent, outcome.tree)   # the judge builds what the worktree holds
-    return StepResult(outcome, seconds=time.monotonic() - start)
 
 
 def spec_decides(s: Session) -> bool:

@@ -148,70 +148,106 @@ def gather(repo: pygit2.Repository, spec: specmod.Spec, base: str, tip: str,
     return ev
 
 
+@dataclass
+class _Spec:
+    """What the ranking rows read of the spec and the branch, once for every hunk in doubt."""
+
+    spec: specmod.Spec
+    commit_words: list[set[str]]
+    messages: list[str]                  # each commit's message and hints as lowercase words
+    naming: Counter[str]                 # how many commits name each word
+    paths: set[str]
+    wrote: dict[str, Counter[int]]       # per hunk, the lines each source commit wrote
+    owner_of: list[tuple[int, bool] | None]
+    defined_in: dict[str, int]
+
+
+@dataclass
+class _Score:
+    """One hunk's scores per logical commit, which commits the evidence points to strongly, and
+    the words that did it."""
+
+    scores: list[float]
+    strong: list[bool]
+    said: list[list[str]]
+    lines: Counter[int]
+
+
 def _rank(repo: pygit2.Repository, spec: specmod.Spec, ev: Evidence, doubt: list[diff.Hunk], reader: _Reader,
           base: str, tip: str) -> None:
     """The ranking rows for each hunk in doubt; one the evidence settles is decided after all."""
-    n = len(spec.commits)
     commit_words = [names.words(c.message + "\n" + c.hints) for c in spec.commits]
-    messages = [" ".join(re.findall(r"[a-z0-9]+", (c.message + " " + c.hints).lower())) for c in spec.commits]
-    naming = Counter(w for ws in commit_words for w in ws)
-    paths = {h.path for h in ev.hunks}
     try:
         ev.sources, wrote = written_by(repo, base, tip, doubt)
     except (pygit2.GitError, KeyError, ValueError):
         ev.sources, wrote = [], {}
-    owner_of = [_source_owner(spec, s, commit_words) for s in ev.sources]
-    defined_in = _defined_in(ev)
+    facts = _Spec(spec, commit_words,
+                  [" ".join(re.findall(r"[a-z0-9]+", (c.message + " " + c.hints).lower())) for c in spec.commits],
+                  Counter(w for ws in commit_words for w in ws), {h.path for h in ev.hunks}, wrote,
+                  [_source_owner(spec, s, commit_words) for s in ev.sources], _defined_in(ev))
     for h in doubt:
-        scores = [0.0] * n
-        strong = [False] * n
-        said: list[list[str]] = [[] for _ in range(n)]     # the words that made a commit strong
         inside = reader.around(h)
-        for w, weight in reader.terms(h, inside).items():
-            for k in range(n):
-                if w in commit_words[k]:
-                    scores[k] += weight / naming[w]
-                    if weight > rules.LINES.weight and naming[w] == 1 and not reader.common(h.path, w):
-                        strong[k] = True
-                        said[k].append(w)
-        for phrase in rules.phrases(h):
-            said_by = [k for k in range(n) if f" {phrase} " in f" {messages[k]} "]
-            for k in said_by if len(said_by) == 1 else []:
-                scores[k] += rules.PHRASE.weight
-                strong[k] = True
-                said[k].append(phrase)
-        for k in (k for k, c in enumerate(spec.commits) if names_file(c.hints, h.path, paths)):
-            scores[k] += rules.HINTED.weight
-        if names.is_test(h.path):
-            for k in {defined_in[u] for u in names.used(names.hunk_lines(h)[1]) if u in defined_in}:
-                scores[k] += rules.CALLS.weight
-        lines = wrote.get(h.id, Counter())
-        total = sum(lines.values())
-        for i, count in lines.items():
-            found = owner_of[i] if i < len(owner_of) else None
-            if found is not None:
-                k, exact = found
-                scores[k] += (rules.SOURCE_EXACT.weight if exact else rules.SOURCE_NEAR.weight) * count / total
-                strong[k] = strong[k] or (exact and count == total)
-        out = {k for k, c in enumerate(spec.commits) for _, rule_out in rules.RULING_OUT if rule_out(c, h)}
-        running = [k for k in range(n) if k not in out] or list(range(n))
-        order = sorted(running, key=lambda k: (-scores[k], k))
-        best = order[0]
-        second = order[1] if len(order) > 1 else best
-        floor = min(scores[k] for k in running)   # what every commit shares tells none apart
-        if len(order) == 1 or (strong[best] and scores[best] > floor and not strong[second]
-                               and scores[best] - floor >= 2 * (scores[second] - floor)):
-            ev.decided[h.id] = Decided(best, "rule", _why(best, lines, owner_of, ev.sources, sorted(said[best])))
+        verdict = _verdict(facts, ev, h, _score(facts, reader, h, inside))
+        if isinstance(verdict, Decided):
+            ev.decided[h.id] = verdict
             continue
-        top = scores[best]
-        if top > 0:
-            keep = [k for k in order if scores[k] >= 0.25 * top][:PLAUSIBLE]
-            keep = keep if len(keep) >= 2 else order[:2]
-        else:   # no evidence at all: every commit still running is plausible
-            keep = order
-        ev.ranked[h.id] = [(k, round(scores[k], 3)) for k in keep]
+        ev.ranked[h.id] = verdict
         if inside is not None:
             ev.around[h.id] = inside
+
+
+def _score(f: _Spec, reader: _Reader, h: diff.Hunk, inside: str | None) -> _Score:
+    """The ranking rows' weights for h, per logical commit."""
+    n = len(f.spec.commits)
+    out = _Score([0.0] * n, [False] * n, [[] for _ in range(n)], f.wrote.get(h.id, Counter()))
+    for w, weight in reader.terms(h, inside).items():
+        for k in range(n):
+            if w in f.commit_words[k]:
+                out.scores[k] += weight / f.naming[w]
+                if weight > rules.LINES.weight and f.naming[w] == 1 and not reader.common(h.path, w):
+                    out.strong[k] = True
+                    out.said[k].append(w)
+    for phrase in rules.phrases(h):
+        said_by = [k for k in range(n) if f" {phrase} " in f" {f.messages[k]} "]
+        for k in said_by if len(said_by) == 1 else []:
+            out.scores[k] += rules.PHRASE.weight
+            out.strong[k] = True
+            out.said[k].append(phrase)
+    for k in (k for k, c in enumerate(f.spec.commits) if names_file(c.hints, h.path, f.paths)):
+        out.scores[k] += rules.HINTED.weight
+    if names.is_test(h.path):
+        for k in {f.defined_in[u] for u in names.used(names.hunk_lines(h)[1]) if u in f.defined_in}:
+            out.scores[k] += rules.CALLS.weight
+    total = sum(out.lines.values())
+    for i, count in out.lines.items():
+        found = f.owner_of[i] if i < len(f.owner_of) else None
+        if found is not None:
+            k, exact = found
+            out.scores[k] += (rules.SOURCE_EXACT.weight if exact else rules.SOURCE_NEAR.weight) * count / total
+            out.strong[k] = out.strong[k] or (exact and count == total)
+    return out
+
+
+def _verdict(f: _Spec, ev: Evidence, h: diff.Hunk, sc: _Score) -> Decided | list[tuple[int, float]]:
+    """The commit the scores decide, or the few plausible commits, ranked; the ruling-out rows
+    take commits out of the running first (unless they would take out every one)."""
+    n, scores = len(f.spec.commits), sc.scores
+    out = {k for k, c in enumerate(f.spec.commits) for _, rule_out in rules.RULING_OUT if rule_out(c, h)}
+    running = [k for k in range(n) if k not in out] or list(range(n))
+    order = sorted(running, key=lambda k: (-scores[k], k))
+    best = order[0]
+    second = order[1] if len(order) > 1 else best
+    floor = min(scores[k] for k in running)   # what every commit shares tells none apart
+    if len(order) == 1 or (sc.strong[best] and scores[best] > floor and not sc.strong[second]
+                           and scores[best] - floor >= 2 * (scores[second] - floor)):
+        return Decided(best, "rule", _why(best, sc.lines, f.owner_of, ev.sources, sorted(sc.said[best])))
+    top = scores[best]
+    if top > 0:
+        keep = [k for k in order if scores[k] >= 0.25 * top][:PLAUSIBLE]
+        keep = keep if len(keep) >= 2 else order[:2]
+    else:   # no evidence at all: every commit still running is plausible
+        keep = order
+    return [(k, round(scores[k], 3)) for k in keep]
 
 
 def _defined_in(ev: Evidence) -> dict[str, int]:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import time
 
-import pygit2
-
 from git_retcon.diff import atoms
 from git_retcon.git.ids import TreeId, tree_of
 from git_retcon.git.plumbing import get_commit
@@ -55,16 +53,6 @@ def planned_tree(w: Work, upto: int) -> TreeId:
     return TreeId(atoms.with_parts(repo, base_tree, hunks, taken)) if taken else base_tree
 
 
-def check_out(w: Work, parent: str, tree: TreeId) -> None:
-    """The worktree made exactly tree, through git's checkout (its filters), as a step leaves it
-    for the judge: by a scratch commit object on parent that no ref names (git gc takes it)."""
-    repo = w.run.repo
-    who = pygit2.Signature("git-retcon", "git-retcon@localhost", 0, 0)
-    scratch = repo.create_commit(None, who, who, "retcon: planned tree", pygit2.Oid(hex=tree),
-                                 [pygit2.Oid(hex=parent)])
-    w.wt.reset(str(scratch))
-
-
 def make(w: Work, parent: str, message: str) -> StepOutcome:
     """Logical commit k as its planned step put on parent: Proposed, or Stuck where the step does
     not merge onto what the branch holds (the lines it changes were changed below it)."""
@@ -93,5 +81,5 @@ def step(w: Work, parent: str, message: str) -> StepResult:
     start = time.monotonic()
     outcome = make(w, parent, message)
     if isinstance(outcome, Proposed):
-        check_out(w, parent, outcome.tree)   # the judge builds what the worktree holds
+        w.wt.reset_to_tree(outcome.tree, parent)   # the judge builds what the worktree holds
     return StepResult(outcome, seconds=time.monotonic() - start)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from git_retcon import diff
 from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.plumbing import get_commit
-from git_retcon.reconstruct import judge, lines
+from git_retcon.reconstruct import steps
 from git_retcon.reconstruct.empty import emptied
 from git_retcon.reconstruct.work import Work
 
@@ -46,14 +46,11 @@ def search(w: Work, tip: CommitId, candidates: list[Candidate]) -> Search:
         if emptied(w, tip_tree, tree):
             out.tried.append((c, "it would leave a later commit with nothing of its own"))
             continue
-        w.run.ui.line(f"Trying the candidate {c.hunk.path} alone ({c.reason})...")
-        lines.check_out(w, tip, tree)
-        results = w.commands.build_and_test(
-            tree, on_start=lambda kind: w.run.ui.start(judge.label(kind)),
-            on_done=lambda r: w.run.ui.finish(r.passed, judge.verdict(r)), on_output=w.run.ui.output)
-        if not results or results[-1].passed:
+        w.wt.reset_to_tree(tree, tip)
+        result = steps.check_candidates(w, f"Trying the candidate {c.hunk.path} alone ({c.reason})...")
+        if result is None or result.passed:
             out.passed = [c]
             break
-        out.tried.append((c, results[-1].reason()))
+        out.tried.append((c, result.reason()))
     w.wt.reset(tip)
     return out

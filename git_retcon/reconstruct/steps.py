@@ -96,7 +96,7 @@ def session(w: Work, step: StepKind, parent: CommitId, brief: Brief | None = Non
     take.begin(s)
     if not (fix and s.sel.taken):
         return StepStart(s)
-    checked = _check_candidates(w)
+    checked = check_candidates(w)
     message = ""
     if checked is not None and checked.passed:   # committed by plain code, named for what they take
         applied = s.prepared_ids()
@@ -105,12 +105,12 @@ def session(w: Work, step: StepKind, parent: CommitId, brief: Brief | None = Non
     return StepStart(s, checked, message)
 
 
-def _check_candidates(w: Work) -> Result | None:
+def check_candidates(w: Work, say: str = "Trying the candidate hunks...") -> Result | None:
     """Whether a fix's candidates, applied, mend it is plain code's to find out: the prompt says so,
     and a model need not guess or run the tests first. Shown as the judge shows a commit's commands
     (a setup or a build can take minutes); the record it leaves answers the judge once committed."""
     ui = w.run.ui
-    ui.line("Trying the candidate hunks...")
+    ui.line(say)
     tree = w.wt.tree()
     w.wt.make_exact()
     results = w.commands.build_and_test(

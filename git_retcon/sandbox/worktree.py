@@ -162,6 +162,14 @@ class Worktree(WorktreeFiles):
         stamp_path(repo, path).unlink(missing_ok=True)
         return removed
 
+    def reset_to_tree(self, tree: TreeId, parent: str) -> None:
+        """reset, to a tree no commit holds yet: through a scratch commit object on parent that no
+        ref names (git gc takes it), so that files pass through git's checkout and its filters."""
+        who = pygit2.Signature("git-retcon", "git-retcon@localhost", 0, 0)
+        scratch = self.repo.create_commit(None, who, who, "retcon: scratch tree", pygit2.Oid(hex=tree),
+                                          [pygit2.Oid(hex=parent)])
+        self.reset(str(scratch))
+
     def reset(self, commit: str) -> None:
         """Make index and files exactly commit's tree. Untracked files go (they could
         make a build pass that the commit alone would not); ignored ones stay warm."""

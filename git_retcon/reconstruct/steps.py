@@ -349,6 +349,8 @@ def _call(w: Work, prompt_file: str, values: dict[str, str], st: StepStart) -> S
                        mode=tools_mode(w.model, run.opts.tools), window=model_window(w))
     for cut in res.cuts:
         run.ui.line(f"Context: {cut}")
+    if w.model.model_id == BUILTIN:   # plain code replaying the tools: no model call, as the notes say
+        res = replace(res, calls=0)
     if isinstance(res.outcome, GaveUp) and spec_decides(s):
         return _instead(w, s, res)
     return res

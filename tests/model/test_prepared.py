@@ -27,11 +27,14 @@ def test_the_hunks_under_a_commits_paths_are_applied_and_the_model_only_commits(
     assert [len(entries(log))] == [2]
 
 
-def test_retcon_paths_needs_one_call_per_commit(tmp_path):
+def test_retcon_paths_is_no_model_call(tmp_path):
+    """The built-in model is plain code replaying the tools: its notes, the run's report and
+    `status` count no model call (issue 38: status said "1 model calls" where the notes said 0)."""
     repo = planned(tmp_path)
     res = retcon(repo, "run", "-m", "retcon-paths")
     assert res.code == 0, res.text
-    assert [note(repo, f"feature-clean~{i}")["model_calls"] for i in (2, 1)] == [1, 1]
+    assert [note(repo, f"feature-clean~{i}")["model_calls"] for i in (2, 1)] == [0, 0]
+    assert "model call" not in res.out and "model call" not in retcon(repo, "status").out
 
 
 def test_the_model_puts_back_what_does_not_belong_and_takes_what_does(tmp_path, scripted):
@@ -111,17 +114,18 @@ def test_a_fix_whose_candidates_do_not_pass_is_told_so(tmp_path, scripted):
     assert "With them applied, it still fails (test: FAIL" in fix["prompt"]
 
 
-def test_retcon_paths_fixes_with_one_call(tmp_path):
+def test_retcon_paths_fixes_with_no_model_call(tmp_path):
     """util.py's helper, the brief's candidate, needs extra.py too: retcon-paths commits the
-    candidate with one call; the next round's candidate (extra.py) passes, and plain code commits
-    it with none."""
+    candidate; the next round's candidate (extra.py) passes, and plain code commits it. Neither
+    is a model call."""
     repo = needs_fix_repo(tmp_path, extra=True)
     res = retcon(repo, "run", "-m", "retcon-paths")
     assert res.code == 0, res.text
     assert repo.log("main..feature-clean") == ["docs: explain main", "WIP: take the missing pieces from extra.py",
                                                "WIP: take the definition of `two` from util.py", "app: use two()"]
     assert [(note(repo, f"feature-clean~{i}")["kind"], note(repo, f"feature-clean~{i}")["model_calls"])
-            for i in (2, 1)] == [("wip", 1), ("wip", 0)]
+            for i in (2, 1)] == [("wip", 0), ("wip", 0)]
+    assert "model call" not in retcon(repo, "status").out
     assert repo.tree("feature-clean") == repo.tree("feature")
 
 

@@ -32,9 +32,18 @@ def answer(prompt: str, truth: dict[str, int]) -> int:
     offered = [int(x) for x in m.group(1).split(",")] if m else [1]
     found = _CHANGE.search(prompt)
     lines = found.group(1).splitlines() if found else []
-    said = [truth.get(ln[1:].strip()) for ln in lines if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
+    said = [_known(ln[1:].strip(), truth) for ln in lines if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
     known = [k for k in said if k is not None and k in offered]
     return max(set(known), key=known.count) if known else offered[0]
+
+
+def _known(line: str, truth: dict[str, int]) -> int | None:
+    """The commit of a line as the question shows it: whole, or clipped (a long line is cut short
+    in a question, as p-map's readme lines are), when one commit's lines start so."""
+    if line in truth:
+        return truth[line]
+    found = {k for text, k in truth.items() if len(line) >= 40 and text.startswith(line)}
+    return found.pop() if len(found) == 1 else None
 
 
 class OwnersTruth(llm.Model):

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import local_setup, real_histories
-from testing.gitrepo import hermetic_env
+from testing.gitrepo import GitRepo, hermetic_env
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "qwen2.5-coder-1.5b"
@@ -277,7 +277,7 @@ def real_case(case: str, work: Path, env: dict[str, str]) -> Row:
     s = score(repo, owner, work / case / "none")
     row.commits, row.complete, row.wrong = s.commits, s.complete, s.wrong_trees
     planned = "-" if s.planned is None else f"{s.planned}/{s.hunks}"
-    row.note += f"; hunks planned right {planned}, made right {s.right}/{s.hunks}"
+    row.note += f"; hunks planned right {planned}, made right {s.right}/{s.hunks}; " + _atoms_right(repo)
     said = re.search(r"^commit (\d+)/\d+ is stuck: (.*)$", res.stdout + res.stderr, re.M)
     row.stopped = f"{said[1]}: {said[2][:90]}" if said else \
         ((res.stdout + res.stderr).strip().splitlines() or [""])[-1][:80] if res.returncode else ""
@@ -286,6 +286,18 @@ def real_case(case: str, work: Path, env: dict[str, str]) -> Row:
         row.tokens.append(i)
         row.cached.append(ca)
     return row
+
+
+def _atoms_right(repo: GitRepo) -> str:
+    """Each hunk or atom placed, right when its lines' authors' commit is its commit: the rules'
+    and the model's apart, and for the model's what the evidence's first choice would have made."""
+    from bench import truth
+
+    who = truth.score(repo, truth.truth_lines(repo), Path(os.devnull), 0).who
+    r, m, f = (who.get(k, [0, 0]) for k in ("rule", "model", "first"))
+    total = r[1] + m[1]
+    return (f"atoms right {r[0] + m[0]}/{total} ({100 * (r[0] + m[0]) // max(total, 1)}%): rules {r[0]}/{r[1]}, "
+            f"model {m[0]}/{m[1]}, the evidence's first for those {f[0]}/{f[1]}")
 
 
 def _matched(repo: object, owner: dict[str, int]) -> str:

@@ -71,20 +71,22 @@ class Score:
     code: int = 0
 
 
-def _placed(repo: GitRepo) -> dict[str, tuple[int, str]]:
-    """The last placement: id -> (logical commit, who); from its note (state/notes.PlacedBy), or from
-    the save's message where the code (BEFORE) wrote only that."""
+def _placed(repo: GitRepo) -> dict[str, tuple[int, str, int | None]]:
+    """The last placement: id -> (logical commit, who, the evidence's first choice where the model
+    was asked); from its note (state/notes.PlacedBy), or from the save's message where the code
+    (BEFORE) wrote only that."""
     for sha in repo.git("rev-list", "refs/retcon/feature-clean").split():
         note = repo.git("notes", "--ref=retcon", "show", sha, check=False)
         placed = json.loads(note).get("placed") if note.startswith("{") else None
         if placed:
-            return {i: (p["commit"] - 1, p["who"]) for i, p in placed.items()}
+            return {i: (p["commit"] - 1, p["who"], p["first"] - 1 if "first" in p else None)
+                    for i, p in placed.items()}
     for message in repo.git("log", "--format=%B%x00", "refs/retcon/feature-clean").split("\0"):
-        got = {}
+        got: dict[str, tuple[int, str, int | None]] = {}
         for line in message.strip().splitlines():
             parts = line.split(" ", 2)
             if len(parts) == 3 and parts[1].isdigit() and len(parts[0]) >= 10:
-                got[parts[0]] = (int(parts[1]) - 1, parts[2])
+                got[parts[0]] = (int(parts[1]) - 1, parts[2], None)
         if message.strip().startswith("owners:"):
             return got
     return {}
@@ -115,7 +117,7 @@ def score(repo: GitRepo, truth: dict[str, int], log: Path, code: int) -> Score:
     s.questions = sum(1 for e in entries if e.get("step") == "owner")
     r = pygit2.Repository(str(repo.path))
     whole = {h.id: h for h in diff.remaining(r, repo.tree("main"), repo.tree("feature"))}
-    for item, (k, who) in _placed(repo).items():
+    for item, (k, who, first) in _placed(repo).items():
         part = atoms.parse_id(item)
         h = whole.get(part[0] if part else item)
         if h is None:
@@ -123,11 +125,17 @@ def score(repo: GitRepo, truth: dict[str, int], log: Path, code: int) -> Score:
         shown = atoms.as_hunk(h, part[1]) if part else h
         lines = [ln.strip() for ln in (shown.added + shown.removed).decode("utf-8", "replace").splitlines()]
         votes = Counter(truth[ln] for ln in lines if ln in truth)
-        right = bool(votes) and votes.most_common(1)[0][0] == k + 1
-        tally = s.who.setdefault(who.split(",")[0], [0, 0])
-        tally[0] += right
-        tally[1] += 1
+        author = votes.most_common(1)[0][0] - 1 if votes else None
+        _tally(s.who, who.split(",")[0], k == author)
+        if who.startswith("model"):   # what the evidence alone would have chosen (a tie: none, wrong)
+            _tally(s.who, "first", first is not None and first == author)
     return s
+
+
+def _tally(who: dict[str, list[int]], key: str, right: bool) -> None:
+    tally = who.setdefault(key, [0, 0])
+    tally[0] += right
+    tally[1] += 1
 
 
 def run_case(h: real_histories.RealHistory, code: Path, where: Path) -> Score:
@@ -153,7 +161,7 @@ def main(argv: list[str]) -> None:
     before = old_tree(BEFORE, home / "before")
     print("A model that knows the answer: owners-truth, default mode, real histories squashed, hints only\n")
     print(f"{'history':<10} {'code':<7} {'complete':>8} {'exact/can':>9} {'WIP':>4} {'convers.':>8} {'questions':>9} "
-          f"{'atoms':>5}  {'rules right':>12} {'model right':>12}  exit")
+          f"{'atoms':>5}  {'rules right':>12} {'model right':>12} {'evidence 1st':>12}  exit")
     for h in real_histories.HISTORIES:
         for label, code in (("before", before), ("after", ROOT)):
             try:
@@ -161,14 +169,16 @@ def main(argv: list[str]) -> None:
             except real_histories.Unavailable as e:
                 print(f"{h.name:<10} skipped: {e}")
                 break
-            rule, model = s.who.get("rule", [0, 0]), s.who.get("model", [0, 0])
+            rule, model, first = (s.who.get(k, [0, 0]) for k in ("rule", "model", "first"))
             print(f"{h.name:<10} {label:<7} {f'{s.complete}/{s.commits}':>8} {f'{s.exact}/{s.reachable}':>9} "
                   f"{s.wip:>4} {s.conversation:>8} {s.questions:>9} {s.atoms:>5}  "
-                  f"{f'{rule[0]}/{rule[1]}':>12} {f'{model[0]}/{model[1]}':>12}  {s.code}", flush=True)
+                  f"{f'{rule[0]}/{rule[1]}':>12} {f'{model[0]}/{model[1]}':>12} {f'{first[0]}/{first[1]}':>12}  "
+                  f"{s.code}", flush=True)
             if label == "after":
                 for why in unreachable(GitRepo(home / h.name / label / "repo")).values():
                     print(f"{'':<10} cannot be made from the diff: {why}")
     print("\nexact/can: trees equal to the authors' commit, of those the branch's diff can make at all")
+    print("evidence 1st: of the atoms the model placed, those the evidence's first choice had right")
     print(f"(kept under {home})")
 
 

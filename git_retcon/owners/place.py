@@ -107,8 +107,16 @@ def record(p: Placement) -> str:
 
 
 def placed(p: Placement) -> dict[str, notes.PlacedBy]:
-    """Who placed each hunk or atom, as the spec chain's note keeps it (state/notes.PlacedBy)."""
-    return {h.id: {"commit": specmod.number(p.owners[h.id].k), "who": p.owners[h.id].who} for h in p.hunks}
+    """Who placed each hunk or atom, as the spec chain's note keeps it (state/notes.PlacedBy); for
+    the model's, the evidence's first choice beside it, so its answers can be scored against the
+    evidence's (bench/local_model.py)."""
+    out: dict[str, notes.PlacedBy] = {}
+    for h in p.hunks:
+        owner = p.owners[h.id]
+        out[h.id] = {"commit": specmod.number(owner.k), "who": owner.who}
+        if owner.who.startswith("model") and (top := p.evidence.top(h.id)) is not None:
+            out[h.id]["first"] = specmod.number(top)
+    return out
 
 
 def read_record(message: str) -> dict[str, tuple[int, Who]]:

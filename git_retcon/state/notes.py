@@ -131,11 +131,15 @@ class RunRecord(TypedDict):
     commits: dict[str, Usage]         # 1-based index -> what this run spent on it; "0": placing hunks
 
 
-class PlacedBy(TypedDict):
-    """Who placed one hunk or atom of the spec's diff in its logical commit, at a placement's save."""
-
+class _PlacedByKeys(TypedDict):
     commit: int                       # 1-based
     who: str                          # user, rule, model, model, uncertain
+
+
+class PlacedBy(_PlacedByKeys, total=False):
+    """Who placed one hunk or atom of the spec's diff in its logical commit, at a placement's save."""
+
+    first: int                        # the model's: the commit the evidence ranked first, 1-based (none: a tie)
 
 
 class SpecNote(TypedDict, total=False):

@@ -152,3 +152,21 @@ def test_the_hunks_the_questions_placed_are_committed_without_asking_again(tmp_p
     repo2 = _imported(tmp_path / "two", PLAIN.replace('owners = "questions"', 'owners = "conversation"'))
     retcon(repo2, "run", "-m", "scripted")
     assert any("/extract" in json.loads(line)["keys"][0] for line in log.read_text().splitlines())
+
+
+def test_the_placement_keeps_the_evidences_first_choice_beside_the_models_answer(tmp_path, scripted):
+    """Who placed each hunk is data on the save, and for the model's answers the commit the evidence
+    ranked first too, so that a bench can score the model against the evidence (issue 37)."""
+    # The message keeps one word of its source commit's: the evidence ranks commit 2 first, not
+    # decisively, so the model is asked (a wrong answer would leave commit 2 empty: it is moved back).
+    scripted({"*/owner": [{"text": "2"}], "*/extract": [{"calls": [call("create_commit")]}]})
+    repo = _imported(tmp_path, KEYWORD_SPEC.replace("scale: accept a float factor", "Second: accept a float"))
+    out = retcon(repo, "run", "-m", "scripted")
+    assert out.code == 0, out.text
+    saves = repo.git("rev-list", "refs/retcon/feature-clean").split()
+    notes = [json.loads(n) for n in (repo.git("notes", "--ref=retcon", "show", s, check=False) for s in saves)
+             if n.startswith("{")]
+    placed = next(n["placed"] for n in notes if "placed" in n)
+    asked = [p for p in placed.values() if p["who"].startswith("model")]
+    assert asked == [{"commit": 2, "who": "model", "first": 2}], out.out
+    assert all("first" not in p for p in placed.values() if p["who"] == "rule")

@@ -106,6 +106,12 @@ def parse_id(item: str) -> tuple[str, frozenset[int]] | None:
     return m[1], frozenset(numbers)
 
 
+def hunk_id(item: str) -> str:
+    """The hunk a spec's `hunks` item names, whole or in part."""
+    part = parse_id(item)
+    return part[0] if part else item
+
+
 def as_hunk(h: Hunk, numbers: frozenset[int]) -> Hunk:
     """The hunk an atom shows: its own `-` and `+` lines at their place in the old and new file,
     for what reads a hunk's lines (the evidence, a question, blame). Applying an atom is not this

@@ -13,6 +13,7 @@ import llm
 import pygit2
 
 from git_retcon import diff
+from git_retcon.diff import atoms as diff_atoms
 from git_retcon.git import config
 from git_retcon.git.plumbing import fork_point, get_commit
 from git_retcon.model.logs import ExchangeLog
@@ -60,8 +61,9 @@ def spec_diff(repo: pygit2.Repository, spec: specmod.Spec) -> tuple[str, str, li
 
 
 def unassigned(spec: specmod.Spec, hunks: list[diff.Hunk]) -> list[diff.Hunk]:
-    """The hunks no commit's `hunks` or `paths` take."""
-    planned = {i for c in spec.commits for i in c.hunks}
+    """The hunks no commit's `hunks` or `paths` take (a hunk named in atoms is taken: the placement
+    that split it named all its lines)."""
+    planned = {diff_atoms.hunk_id(i) for c in spec.commits for i in c.hunks}
     globs = [c.paths for c in spec.commits if c.paths]
     return [h for h in hunks if h.id not in planned
             and not any(paths_match_any((h.path, h.old_path), g) for g in globs)]

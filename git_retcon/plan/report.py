@@ -32,11 +32,6 @@ def _shown(by_id: dict[str, diff.Hunk], item: str) -> diff.Hunk | None:
     return atoms.as_hunk(h, part[1]) if h is not None and part[1] and max(part[1]) <= lines else None
 
 
-def _hunk_of(item: str) -> str:
-    part = atoms.parse_id(item)
-    return part[0] if part else item
-
-
 def table(repo: pygit2.Repository, spec: specmod.Spec, everything: list[diff.Hunk] | None = None) -> list[str]:
     """The commits as a table: files, hunks and lines each takes (by its hunks, else its paths)."""
 
@@ -49,7 +44,7 @@ def table(repo: pygit2.Repository, spec: specmod.Spec, everything: list[diff.Hun
         mine = [x for i in c.hunks if i not in taken and (x := _shown(by_id, i)) is not None]
         taken.update(c.hunks)
         if c.paths:   # what the paths take: the hunks no commit names, whole or in part
-            named = {_hunk_of(i) for i in taken}
+            named = {atoms.hunk_id(i) for i in taken}
             mine += [h for h in everything if h.id not in named and paths_match(h.path, c.paths)]
         taken.update(h.id for h in mine)
         files, added, removed = diff.stat(mine)
@@ -71,7 +66,7 @@ def empty_commits(repo: pygit2.Repository, spec: specmod.Spec, everything: list[
         if not (c.paths or c.hunks) or k == len(spec.commits) - 1:
             continue   # a hints-only commit is the model's to judge; the last takes what is left
         under = [h for h in everything if c.paths and paths_match_any((h.path, h.old_path), c.paths)]
-        planned = [i for i in c.hunks if _hunk_of(i) in ids]
+        planned = [i for i in c.hunks if atoms.hunk_id(i) in ids]
         mine = {h.id for h in under} | set(planned)
         where = f"commit {k + 1} ({c.summary})"
         if everything and mine >= ids - taken:

@@ -189,8 +189,14 @@ def test_a_plan_whose_questions_split_a_hunk_warns_of_nothing(tmp_path, monkeypa
     spec = tomli.loads(repo.git("show", "refs/retcon/clean:spec.toml"))
     assert [h for c in spec["commit"] for h in c.get("hunks", []) if ":" in h], res.out
     assert "Warning" not in res.out, res.out
-    assert retcon(repo, "run").code == 0
+    ran = retcon(repo, "run")
+    assert ran.code == 0, ran.text
     assert [repo.tree(f"clean~{i}") for i in range(len(messages) - 1, -1, -1)] == trees
+    # The run finds every hunk placed (some in atoms): it asks nothing again, and who placed each
+    # stays the plan's (it said "the spec" for every one, the rules' and the model's alike).
+    assert "Which commit each hunk belongs to" not in ran.out, ran.out
+    listed = json.loads(retcon(repo, "hunks", "--json").out)
+    assert {r["who"] for r in listed if ":" in r["id"]} <= {"rule", "model"}, listed
 
 
 def test_a_plan_that_leaves_lines_of_a_hunk_in_no_commit_says_which(tmp_path, monkeypatch, truth_model):

@@ -28,6 +28,7 @@ from git_retcon.sandbox import gitconfig
 from git_retcon.sandbox.confine import UNCONFINED, Sandbox
 from git_retcon.sandbox.denied import Denial, find
 from git_retcon.sandbox.output import cause, trim
+from git_retcon.sandbox.slow import Left, explain, measure
 from git_retcon.state import notes, records
 from git_retcon.state.notes import CommandKind, CommandRecord, CommandResult
 from git_retcon.state.store import Store
@@ -53,6 +54,8 @@ class Result:
     network: bool | None = None
     denied: Denial | None = None     # what the sandbox refused it, as its output shows (a failure only)
     restored: str = ""               # what it changed in the repository's config, put back (gitconfig.py)
+    left: Left | None = None         # confined: what it left in its private temp folder (sandbox/slow.py)
+    unconfined: float | None = None  # confined: the same command's seconds unconfined on this tree, if recorded
 
     @property
     def passed(self) -> bool:
@@ -78,6 +81,14 @@ class Result:
                              if not ln.startswith(SETUP_FAILED))
             return "setup: " + Result(self.kind, self.command, self.result, self.seconds, self.exit_code, own).reason()
         return cause(self.output) or f"exit {self.exit_code}"
+
+    def slowdown(self, name: str, advise: bool = True) -> str | None:
+        """Why this confined command ran several times slower than unconfined, or wrote much to its
+        private temp folder (the -v line, sandbox/slow.py); None for anything else."""
+        if self.cached or self.sandbox in (None, "off", "none"):
+            return None
+        return explain(self.what, self.sandbox, self.seconds, self.unconfined, self.left,
+                       bool(self.network), name, advise)
 
     def to_note(self) -> CommandRecord:
         rec: CommandRecord = {"command": self.command, "kind": self.kind, "result": self.result,
@@ -123,6 +134,7 @@ def run_command(kind: CommandKind, command: str, cwd: Path, timeout: int,
 def _run(kind: CommandKind, command: str, cwd: Path, timeout: int,
          on_output: Callable[[str], None] | None, box: Sandbox) -> Result:
     launch = box.launch(command, cwd, clean_env({"GIT_RETCON": "1"}))
+    left: Left | None = None
     start = time.monotonic()
     try:
         with _lock:
@@ -158,12 +170,15 @@ def _run(kind: CommandKind, command: str, cwd: Path, timeout: int,
         reader.join(5)
         raise
     finally:
+        end = time.monotonic()   # the command's time, not the count and removal of its temp folder
         with _lock:
             _running.discard(proc)
         if box.mechanism is not None:
             _kill_group(proc)   # confined: nothing it started outlives it
+        if launch.tmp is not None:   # counted before it goes: what a cold start cost (-v says it)
+            left = measure(launch.tmp)
         launch.done()
-    seconds = time.monotonic() - start
+    seconds = end - start
     text = b"".join(chunks).decode("utf-8", errors="replace")
     denied = None
     if result == "fail" and box.mechanism is not None:
@@ -172,7 +187,7 @@ def _run(kind: CommandKind, command: str, cwd: Path, timeout: int,
             text = f"[git-retcon: {denied.say()}]\n" + text
     return Result(kind, command, result, round(seconds, 3), code, trim(text), sandbox=box.label,
                   network=box.network if box.mechanism is not None else True,
-                  denied=denied)
+                  denied=denied, left=left)
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int:
@@ -303,6 +318,16 @@ class Commands:
                                self.commands["build"], box.writable, box.network, box.setup_network,
                                box.mechanism)
 
+    def measured(self, tree: str, res: Result) -> Result:
+        """res, a fresh confined result on tree, with the same command's unconfined time on tree when a
+        record of it has the same outcome (a fast failure says nothing of a pass's time): -v compares."""
+        if self.sandbox.mechanism is None or res.setup is not None or res.result not in ("pass", "fail"):
+            return res
+        rec = records.unconfined(notes.tree_records(self.store, tree), res.command, self.context(res.kind))
+        if rec is not None and rec.get("result") == res.result:
+            res.unconfined = float(rec.get("seconds", 0))
+        return res
+
     def _record(self, tree: str, results: list[Result]) -> None:
         recs = []
         for r in results:
@@ -335,7 +360,7 @@ class Commands:
             if on_start is not None:
                 on_start(kind)
             if hit is None:
-                hit = self.run(kind, on_output)
+                hit = self.measured(tree, self.run(kind, on_output))
                 fresh.append(hit)
             if on_done is not None:
                 on_done(hit)
@@ -362,5 +387,6 @@ class Commands:
         result recorded on tree, replacing an earlier one of the same command."""
         res = self.run(kind, on_output, on_setup)
         if res.setup is None:
+            self.measured(tree, res)
             self._record(tree, [res])
         return res

@@ -66,3 +66,11 @@ def for_spec(recs: list[CommandRecord], command: str, ctx: Context,
     if any(isinstance(r.get("depends"), dict) for r in command_recs):
         return None   # recorded in other contexts only: those vouch for other specs
     return command_recs[-1] if command_recs else None
+
+
+def unconfined(recs: list[CommandRecord], command: str, ctx: Context) -> CommandRecord | None:
+    """The last record of command run unconfined (--sandbox off, or none working) in ctx but for its
+    sandbox: the time a confined run of it is measured against (sandbox/slow.py), never reused."""
+    return next((r for r in reversed(recs) if r["command"] == command and isinstance(r.get("depends"), dict)
+                 and r.get("depends", {}).get("sandbox") == UNCONFINED
+                 and _spec_part(r.get("depends")) == _spec_part(ctx)), None)

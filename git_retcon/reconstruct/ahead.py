@@ -97,6 +97,8 @@ class Ahead:
         for r in job.results:
             ui.start(_LABELS[r.kind] if r.setup is None else f"Setup `{r.command}` ({r.setup})")
             ui.finish(r.passed, verdict(r) + ("" if r.cached else f" ({r.seconds:.1f}s)"))
+            if (slow := r.slowdown(w.run.name)) is not None:
+                ui.detail(slow)
         failure = judge(w, journal, tip, tree, job.results)
         if failure is not None and self.held:
             self.aside, self.held = self.held, []   # on a failing commit: redone once it is fixed

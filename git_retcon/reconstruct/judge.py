@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pygit2
@@ -21,7 +22,7 @@ from git_retcon.sandbox import setup as setupmod
 from git_retcon.sandbox.runner import Commands, Result
 from git_retcon.sandbox.worktree import Worktree
 from git_retcon.state import notes
-from git_retcon.ui import plural
+from git_retcon.ui import UI, plural
 
 if TYPE_CHECKING:
     # rework (failure parsers: many regexes) is imported when a build or test fails, not at start-up.
@@ -52,11 +53,12 @@ def check_base(run: Run, br: Branches, wt: Worktree, commands: Commands) -> None
     wt.reset(br.base)
     # Setup first, even when the base's results are recorded: a setup that cannot work in this
     # worktree is said here, not taken for commit 1's failure.
-    unready = commands.prepare("build", on_start=ui.start, on_done=lambda r: ui.finish(r.passed, verdict(r)),
+    # No commit yet for `check --rerun` to time: the -v line advises it from commit 1 on.
+    unready = commands.prepare("build", on_start=ui.start, on_done=shown(ui, run.name, advise=False),
                                on_output=ui.output)
     results = [unready] if unready is not None else commands.build_and_test(
         tree_of(get_commit(run.repo, br.base)), on_start=lambda kind: ui.start(label(kind)),
-        on_done=lambda r: ui.finish(r.passed, verdict(r)), on_output=ui.output,
+        on_done=shown(ui, run.name, advise=False), on_output=ui.output,
     )
     failed = next((r for r in results if not r.passed), None)
     if failed is not None:
@@ -73,8 +75,7 @@ def set_up(run: Run, wt: Worktree, commands: Commands, tip: CommitId) -> None:
         return
     wt.reset(tip)
     ui = run.ui
-    failed = commands.prepare("build", on_start=ui.start, on_done=lambda r: ui.finish(r.passed, verdict(r)),
-                              on_output=ui.output)
+    failed = commands.prepare("build", on_start=ui.start, on_done=shown(ui, run.name), on_output=ui.output)
     if failed is not None:
         raise _fails_at_start(run, wt, commands, failed, f"on the cleaned branch's tip ({short(tip)})",
                               "on the tip")
@@ -158,8 +159,7 @@ def test_tip(w: Work, journal: Journal) -> rework.Failure | Stuck | None:
     w.wt.reset(tip)
     tree = tree_of(get_commit(w.run.repo, tip))
     results = w.commands.build_and_test(
-        tree, on_start=lambda kind: ui.start(label(kind)),
-        on_done=lambda r: ui.finish(r.passed, verdict(r)), on_output=ui.output,
+        tree, on_start=lambda kind: ui.start(label(kind)), on_done=shown(ui, w.run.name), on_output=ui.output,
     )
     return judge(w, journal, tip, tree, results)
 
@@ -219,6 +219,17 @@ def tree_failure(w: Work, tree: TreeId) -> rework.Failure | None:
 def as_failure(r: Result) -> rework.Failure:
     from git_retcon.rework import Failure
     return Failure(r.kind, f"{r.what.capitalize()} failed: `{r.command}` (exit {r.exit_code})", r.output)
+
+
+def shown(ui: UI, name: str, advise: bool = True) -> Callable[[Result], None]:
+    """A command's result as the loop shows it: the verdict that ends its `Tests...` line, then in -v
+    why a confined command was several times slower than unconfined (sandbox/slow.py)."""
+    def done(r: Result) -> None:
+        ui.finish(r.passed, verdict(r))
+        slow = r.slowdown(name, advise)
+        if slow is not None:
+            ui.detail(slow)
+    return done
 
 
 def verdict(r: Result) -> str:

@@ -114,8 +114,8 @@ def check_candidates(w: Work, say: str = "Trying the candidate hunks...") -> Res
     tree = w.wt.tree()
     w.wt.make_exact()
     results = w.commands.build_and_test(
-        tree, on_start=lambda kind: ui.start(judge.label(kind)),
-        on_done=lambda r: ui.finish(r.passed, judge.verdict(r)), on_output=ui.output)
+        tree, on_start=lambda kind: ui.start(judge.label(kind)), on_done=judge.shown(ui, w.run.name),
+        on_output=ui.output)
     return results[-1] if results else None
 
 

@@ -1,9 +1,79 @@
 """A sandbox that slows a command several times says why, in `run -v` (issue 38: tox took 11.5 s
 under bubblewrap or Landlock against 4.1 s unconfined, unexplained): what the command wrote to its
-private temp folder, measured, and its time beside the unconfined time recorded on the same tree."""
+private temp folder, measured, and its time beside the unconfined time recorded on the same tree.
+Real mechanisms, each skipped where it does not work here."""
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import pytest
+
 from git_retcon.sandbox import slow
+from git_retcon.sandbox.confine import FORCE_ENV
+from testing.flow import feature_repo, plan_file, retcon
+from testing.gitrepo import GitRepo
+from testing.sandboxes import MECHANISMS
+
+# One logical commit (the last: plain code takes everything, no model), so a run is the base's test
+# and one commit's.
+ONE = """\
+source = "feature"
+remote = "main"
+cleaned = "feature-clean"
+test = "{test}"
+
+[[commit]]
+message = "util: two(), used by main"
+paths = ["util.py", "app.py", "README", "notes/"]
+"""
+PASSES = "python3 -c 'import app; app.main()'"
+
+
+def planned(tmp_path: Path, test: str) -> GitRepo:
+    repo = feature_repo(tmp_path / "repo")
+    res = plan_file(repo, tmp_path, ONE.format(test=test.replace('"', '\\"')))
+    assert res.code == 0, res.text
+    return repo
+
+
+@pytest.mark.parametrize("mech", MECHANISMS)
+def test_a_test_that_fills_its_temp_folder_is_named_in_verbose_only(tmp_path, mech, monkeypatch):
+    monkeypatch.setenv(FORCE_ENV, mech)
+    repo = planned(tmp_path, f'head -c 25000000 /dev/zero > "$TMPDIR/blob" && {PASSES}')
+    said = f"test wrote 25 MB (1 file) to its private temp folder under {mech}"
+    res = retcon(repo, "run", "-m", "retcon-paths")
+    assert res.code == 0, res.text
+    assert "private temp folder" not in res.text, res.text
+    assert retcon(repo, "abort", "feature-clean").code == 0
+    res = retcon(repo, "run", "-m", "retcon-paths", "-v", "--retest")
+    assert res.code == 0, res.text
+    lines = [ln for ln in res.out.splitlines() if said in ln]
+    assert len(lines) == 2, res.out            # the base's test, and commit 1's
+    assert "starts empty for each command" in lines[0] and "check --rerun" not in lines[0]   # no commit yet
+    advice = "git retcon check --rerun --sandbox off feature-clean"
+    assert lines[1].endswith(advice), lines[1]
+    # The advice works as written: the unconfined time, per logical commit.
+    res = retcon(repo, *advice.split()[2:])
+    assert res.code == 0, res.text
+    assert re.search(r"commit 1/1 \w+: test pass \(\d+\.\ds\)", res.out), res.out
+
+
+@pytest.mark.parametrize("mech", MECHANISMS)
+def test_a_test_slow_only_when_confined_shows_both_times(tmp_path, mech, monkeypatch):
+    monkeypatch.setenv(FORCE_ENV, mech)
+    # Sleeps only in the sandbox's private temp folder (TMPDIR is git-retcon-tmp-<pid>-... there).
+    repo = planned(tmp_path, f'case "$TMPDIR" in *git-retcon-tmp-*) sleep 3;; esac; {PASSES}')
+    res = retcon(repo, "run", "-m", "retcon-paths", "--sandbox", "off")
+    assert res.code == 0, res.text
+    assert retcon(repo, "abort", "feature-clean").code == 0
+    res = retcon(repo, "run", "-m", "retcon-paths", "-v")
+    assert res.code == 0, res.text
+    found = re.findall(rf"test took (\d+\.\d) s under {mech}, (\d+\.\d) s unconfined on this tree: (.*)", res.out)
+    assert len(found) == 2, res.out            # the base's test, and commit 1's
+    for confined, unconfined, why in found:
+        assert float(confined) >= 3 and float(unconfined) < float(confined) - 2, res.out
+        assert "network is off" in why and "temp folder" not in why, why
 
 
 def test_the_walk_counts_files_and_bytes_and_stops_at_its_bound(tmp_path, monkeypatch):

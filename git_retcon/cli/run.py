@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 @click.option("--retest", is_flag=True, help="Build and test again trees whose results are recorded.")
 @click.option("--no-log", is_flag=True, help="Do not record the model exchanges in llm's database (`llm logs`).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors and the stuck summary.")
-@click.option("-v", "--verbose", is_flag=True, help="Also print model calls and tokens.")
+@click.option("-v", "--verbose", is_flag=True, help="Also print model calls and tokens, and why a confined command "
+              "was several times slower than unconfined.")
 def run(name: str | None, model: str | None, squash_wip: bool, fixup: bool, dry_run: bool, max_fix: int,
         max_tokens: int | None, jobs: int, tools: ToolsMode | None, context: str | None, sandbox: str | None,
         retest: bool, no_log: bool, quiet: bool, verbose: bool) -> None:

@@ -8,9 +8,12 @@ from typing import TYPE_CHECKING
 
 from git_retcon import diff
 from git_retcon.git.ids import CommitId, TreeId, tree_of
+from git_retcon.git.message import wip_message
 from git_retcon.git.plumbing import full_sha, get_commit
+from git_retcon.model.invented import invented
 from git_retcon.model.outcome import Proposed, Stuck
-from git_retcon.reconstruct import repair, steps
+from git_retcon.model.step import StepResult
+from git_retcon.reconstruct import lines, repair, steps
 from git_retcon.reconstruct.journal import Journal, Made, Stop
 from git_retcon.reconstruct.judge import as_failure, recorded_failure
 from git_retcon.reconstruct.work import Work
@@ -85,6 +88,10 @@ def _fix_step(w: Work, journal: Journal, diag: rework.Diagnosis, attempt: int) -
         paths = list(dict.fromkeys(c.hunk.path for c in candidates))
         ui.line(f"Blame: {plural(len(candidates), 'candidate hunk')} in the remaining diff "
                 f"({', '.join(paths[:3])}{'...' if len(paths) > 3 else ''})")
+    # Where the spec names lines, the lines later commits name that mend it (reconstruct/repair.py).
+    mended = _by_lines(w, journal, diag, tip)
+    if mended is not None:
+        return mended
     # Each candidate alone first, smallest first (reconstruct/repair.py): the one that passes is the fix.
     found = repair.search(w, tip, candidates)
     start = steps.session(w, "fix", tip, diag.brief, found.passed or candidates)
@@ -104,6 +111,32 @@ def _fix_step(w: Work, journal: Journal, diag: rework.Diagnosis, attempt: int) -
         return Stuck(_not_better(diag, tried[1], candidates) + alone)
     ui.line(f"Creating WIP commit... {res.outcome.message}")
     return journal.make(w, res, tip, diag.brief)
+
+
+def _by_lines(w: Work, journal: Journal, diag: rework.Diagnosis, tip: CommitId) -> Made | None:
+    """The fix plain code finds among the lines later commits name (reconstruct/repair.by_lines),
+    committed as a WIP with no model call; None where none passes or fails for the better."""
+    from git_retcon import rework
+
+    def better(result: Result, tree: TreeId) -> bool:
+        return rework.better(diag.obs, diagnose(w, as_failure(result), {}, tree=tree).obs)
+
+    paths = {c.hunk.path for c in diag.blame.candidates} | {loc.path for loc in diag.blame.locations if loc.path}
+    found = repair.by_lines(w, tip, paths, diag.failure.output, better)
+    for what, why in found.tried:
+        w.run.ui.detail(f"{what}: {why}")
+    if found.tree is None:
+        return None
+    w.run.ui.line(f"{found.took[0].upper()}{found.took[1:]} "
+                  + ("fail for the better: committing them, and going on from there (no model needed)..."
+                     if found.progress else "pass: committing them as the fix (no model needed)..."))
+    fixup_of = w.commit.summary if w.run.opts.fixup or w.spec.wip == "fixup" else None
+    message = wip_message(f"take {found.took}", fixup_of)
+    parent_tree = tree_of(get_commit(w.run.repo, tip))
+    drift = invented(w.run.repo, parent_tree, found.tree, lines.planned_tree(w, -1), w.br.source_tree)
+    w.wt.reset_to_tree(found.tree, tip)
+    w.run.ui.line(f"Creating WIP commit... {message}")
+    return journal.make(w, StepResult(Proposed(found.tree, message, drift.note())), tip, diag.brief)
 
 
 def _tried(w: Work, diag: rework.Diagnosis, checked: Result) -> tuple[TreeId, str | None]:

@@ -11,6 +11,7 @@ as long as the branch's diff is the same; no id of the remaining diff is needed.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from git_retcon.diff import atoms
 from git_retcon.git.ids import TreeId, tree_of
@@ -29,8 +30,9 @@ def in_lines(spec: specmod.Spec) -> bool:
     return any(atoms.parse_id(i) is not None for c in spec.commits for i in c.hunks)
 
 
-def planned_tree(w: Work, upto: int) -> TreeId:
-    """The merge base with what logical commits 0..upto take (upto -1: the merge base)."""
+def planned_tree(w: Work, upto: int, extra: Sequence[str] = ()) -> TreeId:
+    """The merge base with what logical commits 0..upto take (upto -1: the merge base), and the
+    items of `hunks` in extra (a repair's: lines a later commit names)."""
     repo, spec = w.run.repo, w.spec
     if w.run.branch_diff is None:
         w.run.branch_diff = spec_diff(repo, spec)
@@ -40,15 +42,15 @@ def planned_tree(w: Work, upto: int) -> TreeId:
         return w.br.source_tree
     taken: dict[str, frozenset[int] | None] = {}
     by_id = {h.id: h for h in hunks}
-    for c in spec.commits[: upto + 1]:
-        for item in c.hunks:
+    for items, paths in [*((c.hunks, c.paths) for c in spec.commits[: upto + 1]), (list(extra), [])]:
+        for item in items:
             part = atoms.parse_id(item)
             if part is None:
                 taken[item] = None
             elif part[0] in by_id and taken.get(part[0], frozenset()) is not None:
                 taken[part[0]] = (taken.get(part[0]) or frozenset()) | part[1]
-        for h in hunks if c.paths else []:
-            if paths_match_any((h.path, h.old_path), c.paths):
+        for h in hunks if paths else []:
+            if paths_match_any((h.path, h.old_path), paths):
                 taken[h.id] = None
     return TreeId(atoms.with_parts(repo, base_tree, hunks, taken)) if taken else base_tree
 
@@ -58,21 +60,27 @@ def make(w: Work, parent: str, message: str) -> StepOutcome:
     not merge onto what the branch holds (the lines it changes were changed below it)."""
     repo = w.run.repo
     parent_tree = tree_of(get_commit(repo, parent))
-    before, after = planned_tree(w, w.k - 1), planned_tree(w, w.k)
-    tree: str = after
-    if parent_tree != before:
-        merged = repo.merge_trees(before, parent_tree, after)
-        if merged.conflicts is not None:
-            paths = sorted({e.path for side in merged.conflicts for e in side if e is not None})
-            return Stuck(f"the lines the spec gives commit {w.number} do not apply onto the commits below it "
-                         f"(changed there by hand or by a fix): {', '.join(paths[:8])}; edit the spec's `hunks` "
-                         f"(git retcon spec edit {w.spec.cleaned}), then redo it (git retcon resolve --redo)")
-        tree = str(merged.write_tree(repo))
+    tree = onto(w, parent_tree, planned_tree(w, w.k - 1), planned_tree(w, w.k))
+    if isinstance(tree, list):
+        return Stuck(f"the lines the spec gives commit {w.number} do not apply onto the commits below it "
+                     f"(changed there by hand or by a fix): {', '.join(tree[:8])}; edit the spec's `hunks` "
+                     f"(git retcon spec edit {w.spec.cleaned}), then redo it (git retcon resolve --redo)")
     if tree == parent_tree:
         return Stuck(f"the lines the spec gives commit {w.number} are on the branch already: nothing to commit")
     base_tree = planned_tree(w, -1)
     drift = invented(repo, parent_tree, tree, base_tree, w.br.source_tree)
     return Proposed(TreeId(tree), message, drift.note())
+
+
+def onto(w: Work, parent_tree: TreeId, before: TreeId, after: TreeId) -> TreeId | list[str]:
+    """The step from planned tree before to after, put on parent_tree: after itself where the
+    parent is before, else a three-way merge; the paths that conflict where it does not merge."""
+    if parent_tree == before:
+        return after
+    merged = w.run.repo.merge_trees(before, parent_tree, after)
+    if merged.conflicts is not None:
+        return sorted({e.path for side in merged.conflicts for e in side if e is not None})
+    return TreeId(str(merged.write_tree(w.run.repo)))
 
 
 def step(w: Work, parent: str, message: str) -> StepResult:

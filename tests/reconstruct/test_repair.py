@@ -4,6 +4,8 @@ own is the fix, committed by plain code; what each tried alone failed with is sa
 repository, real commands, the scripted model (never asked here)."""
 from __future__ import annotations
 
+import json
+
 from testing.flow import retcon, take
 from testing.gitrepo import GitRepo
 
@@ -57,3 +59,60 @@ def test_the_smallest_candidate_that_passes_and_empties_nothing_is_the_fix(tmp_p
     assert repo.git("show", "--name-only", "--format=", "feature-clean~1").split() == ["helpers.py"]
     assert repo.git("show", "feature-clean~2:util.py").startswith("# line 0")   # the docstring stays for 3
     assert not log.exists() or "1/fix" not in log.read_text()   # no model was asked to fix
+
+
+GRAMMAR = "KNOWN = {\n}\n\n\ndef parse(s):\n    if s in KNOWN:\n        return KNOWN[s]\n    raise ValueError(s)\n"
+XFAIL_TEST = """\
+from grammar import parse
+
+XFAIL = {
+    "alpha",
+    "beta",
+}
+for case in ["alpha", "beta"]:
+    if case in XFAIL:
+        try:
+            parse(case)
+        except ValueError:
+            continue
+        raise SystemExit(f"[{case}] parsed, but it is listed as an expected failure")
+    parse(case)
+"""
+
+
+def _atoms_misplaced(tmp_path) -> GitRepo:
+    """tomli's case, small: two features each add an entry to KNOWN and take their name out of the
+    test's expected failures. The spec (as a model that erred placed them) gives commit 1 alpha's
+    entry but commit 2 the line that takes "alpha" out of the expected failures."""
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit("base", {"grammar.py": GRAMMAR, "test_grammar.py": XFAIL_TEST})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("wip", {"grammar.py": GRAMMAR.replace("{\n}", '{\n    "alpha": 1,\n    "beta": 2,\n}'),
+                        "test_grammar.py": XFAIL_TEST.replace('    "alpha",\n    "beta",\n', "")})
+    repo.git("checkout", "-q", "main")
+    head = ('source = "feature"\nremote = "main"\ncleaned = "feature-clean"\n'
+            'test = "python3 test_grammar.py"\n')
+    (tmp_path / "spec.toml").write_text(head + '[[commit]]\nmessage = "Parse alpha"\n'
+                                        '[[commit]]\nmessage = "Parse beta"\n')
+    assert retcon(repo, "spec", "import", str(tmp_path / "spec.toml")).code == 0
+    ids = {r["path"]: r["id"] for r in json.loads(retcon(repo, "hunks", "--json").out)}
+    known, xfail = ids["grammar.py"], ids["test_grammar.py"]
+    # KNOWN's hunk adds two lines (1, 2); the test's removes two (1: "alpha", 2: "beta").
+    (tmp_path / "spec.toml").write_text(head + f'[[commit]]\nmessage = "Parse alpha"\nhunks = ["{known}:1"]\n'
+                                        f'[[commit]]\nmessage = "Parse beta"\n'
+                                        f'hunks = ["{known}:2", "{xfail}:1", "{xfail}:2"]\n')
+    assert retcon(repo, "spec", "import", str(tmp_path / "spec.toml")).code == 0
+    return repo
+
+
+def test_a_line_a_later_commit_names_that_the_failure_quotes_is_the_fix(tmp_path, scripted):
+    repo = _atoms_misplaced(tmp_path)
+    res = retcon(repo, "run", "-m", "retcon-paths")
+    assert res.code == 0, res.text
+    assert "The 1 lines commit 2 names in test_grammar.py pass: committing them as the fix (no model needed)" \
+        in res.out, res.out
+    assert repo.log("main..feature-clean")[::-1] == [
+        "Parse alpha", "WIP: take the 1 lines commit 2 names in test_grammar.py", "Parse beta"]
+    assert repo.tree("feature-clean") == repo.tree("feature")
+    fixed = [ln for ln in repo.git("show", "--format=", "feature-clean~1").splitlines() if ln[:1] in "+-"]
+    assert fixed == ["--- a/test_grammar.py", "+++ b/test_grammar.py", '-    "alpha",']

@@ -10,7 +10,7 @@ from git_retcon import diff
 from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.message import wip_message
 from git_retcon.git.plumbing import full_sha, get_commit
-from git_retcon.model.invented import invented
+from git_retcon.model.invented import Drift, invented
 from git_retcon.model.outcome import Proposed, Stuck
 from git_retcon.model.step import StepResult
 from git_retcon.reconstruct import lines, repair, steps
@@ -127,16 +127,20 @@ def _by_lines(w: Work, journal: Journal, diag: rework.Diagnosis, tip: CommitId) 
         w.run.ui.detail(f"{what}: {why}")
     if found.tree is None:
         return None
-    w.run.ui.line(f"{found.took[0].upper()}{found.took[1:]} "
-                  + ("fail for the better: committing them, and going on from there (no model needed)..."
-                     if found.progress else "pass: committing them as the fix (no model needed)..."))
+    verb = "they fail for the better; committing them, and going on from there" if found.progress else \
+        "they pass; committing them as the fix"
+    w.run.ui.line(f"{found.took[0].upper()}{found.took[1:]}: {verb} (no model needed)...")
+    # The tests decided where the lines belong: the spec's hunks say so from here on.
+    w.run.ui.line(f"Moved in the spec's hunks: {repair.move_in_spec(w, found.moved)}")
     fixup_of = w.commit.summary if w.run.opts.fixup or w.spec.wip == "fixup" else None
-    message = wip_message(f"take {found.took}", fixup_of)
+    message = wip_message(found.took if found.given else f"take {found.took}", fixup_of)
     parent_tree = tree_of(get_commit(w.run.repo, tip))
     drift = invented(w.run.repo, parent_tree, found.tree, lines.planned_tree(w, -1), w.br.source_tree)
     w.wt.reset_to_tree(found.tree, tip)
     w.run.ui.line(f"Creating WIP commit... {message}")
-    return journal.make(w, StepResult(Proposed(found.tree, message, drift.note())), tip, diag.brief)
+    # Lines given back are the source's, and the next commit takes them: nothing drifts.
+    note = Drift().note() if found.given else drift.note()
+    return journal.make(w, StepResult(Proposed(found.tree, message, note)), tip, diag.brief)
 
 
 def _tried(w: Work, diag: rework.Diagnosis, checked: Result) -> tuple[TreeId, str | None]:

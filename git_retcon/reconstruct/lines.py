@@ -30,9 +30,9 @@ def in_lines(spec: specmod.Spec) -> bool:
     return any(atoms.parse_id(i) is not None for c in spec.commits for i in c.hunks)
 
 
-def planned_tree(w: Work, upto: int, extra: Sequence[str] = ()) -> TreeId:
-    """The merge base with what logical commits 0..upto take (upto -1: the merge base), and the
-    items of `hunks` in extra (a repair's: lines a later commit names)."""
+def planned_tree(w: Work, upto: int, extra: Sequence[str] = (), without: Sequence[str] = ()) -> TreeId:
+    """The merge base with what logical commits 0..upto take (upto -1: the merge base), with the
+    items of `hunks` in extra and not those in without (a repair's: lines moved between commits)."""
     repo, spec = w.run.repo, w.spec
     if w.run.branch_diff is None:
         w.run.branch_diff = spec_diff(repo, spec)
@@ -43,7 +43,7 @@ def planned_tree(w: Work, upto: int, extra: Sequence[str] = ()) -> TreeId:
     taken: dict[str, frozenset[int] | None] = {}
     by_id = {h.id: h for h in hunks}
     for items, paths in [*((c.hunks, c.paths) for c in spec.commits[: upto + 1]), (list(extra), [])]:
-        for item in items:
+        for item in (i for i in items if i not in without):
             part = atoms.parse_id(item)
             if part is None:
                 taken[item] = None

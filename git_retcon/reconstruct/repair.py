@@ -68,36 +68,53 @@ def search(w: Work, tip: CommitId, candidates: list[Candidate]) -> Search:
     return out
 
 
-LINES_AT_MOST = 6        # trees of later commits' lines tried at most per attempt
+LINES_AT_MOST = 8        # trees of lines moved tried at most per attempt
 _QUOTED = re.compile(rb"""["']([\w.-]{3,})["']""")
 
 
 @dataclass
 class Lines:
-    """What a search among later commits' lines found: a tree that passes (or, with progress, one
-    that fails for the better), what it took in words, and what each tried failed with."""
+    """What a search among the lines the spec names found: a tree that passes (or, with progress,
+    one that fails for the better), the move in words, and what each move tried failed with."""
 
     tree: TreeId | None = None
     took: str = ""
     progress: bool = False
+    given: bool = False      # the move gives commit k's lines back, to the commit after it
+    moved: list[tuple[str, int, int]] = field(default_factory=list)   # `hunks` item, from, to
     tried: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class _Item:
     item: str            # as the spec's `hunks` name it
-    j: int               # the later logical commit that names it
+    j: int               # the logical commit that names it
     path: str
     size: int
     names: bool          # it quotes a name the failure shows
 
 
-def later_lines(w: Work, paths: set[str], output: str) -> list[_Item]:
-    """The items later commits' `hunks` name in paths, or quoting a name the output shows."""
+@dataclass(frozen=True)
+class _Move:
+    items: tuple[_Item, ...]
+    give: bool           # back from commit k to the commit that fits them, not taken forward
+
+    def said(self) -> str:
+        files = ", ".join(dict.fromkeys(i.path for i in self.items))
+        size = sum(i.size for i in self.items)
+        if self.give:
+            return f"the {size} lines of {files} it took that name the failure, given back"
+        commits = ", ".join(str(number(j)) for j in dict.fromkeys(i.j for i in self.items))
+        many = "," in commits
+        return f"the {size} lines commit{'s' if many else ''} {commits} {'name' if many else 'names'} in {files}"
+
+
+def relevant(w: Work, commits: range, paths: set[str], output: str) -> list[_Item]:
+    """The items these commits' `hunks` name in paths, or quoting a name the output shows."""
     assert w.run.branch_diff is not None
     by_id = {h.id: h for h in w.run.branch_diff[2]}
     out: list[_Item] = []
-    for j in range(w.k + 1, w.n):
+    for j in commits:
         for item in w.spec.commits[j].hunks:
             part = atoms.parse_id(item)
             h = by_id.get(part[0] if part else item)
@@ -111,58 +128,85 @@ def later_lines(w: Work, paths: set[str], output: str) -> list[_Item]:
     return out
 
 
-def _groups(found: list[_Item]) -> list[list[_Item]]:
-    """Those naming the failure together, then each alone, naming ones and smaller ones first."""
-    naming = [i for i in found if i.names]
-    alone = [[i] for i in sorted(found, key=lambda i: (not i.names, i.size))]
-    return ([naming] if len(naming) > 1 else []) + alone
+def moves(w: Work, paths: set[str], output: str) -> list[_Move]:
+    """Later commits' lines that name the failure, together; then each of them, and each of the
+    commit's own lines that name it given back (the same name, the other way), naming ones and
+    smaller ones first."""
+    ahead = relevant(w, range(w.k + 1, w.n), paths, output)
+    mine = [i for i in relevant(w, range(w.k, w.k + 1), paths, output) if i.names]
+    naming = tuple(i for i in ahead if i.names)
+    singles = sorted([_Move((i,), False) for i in ahead] + [_Move((i,), True) for i in mine],
+                     key=lambda m: (not m.items[0].names, m.items[0].size, m.give))
+    return ([_Move(naming, False)] if len(naming) > 1 else []) + singles
 
 
 def by_lines(w: Work, tip: CommitId, paths: set[str], output: str,
              better: Callable[[Result, TreeId], bool]) -> Lines:
-    """The lines of later commits that mend commit k (see the module's comment)."""
+    """The lines moved between commit k and later ones that mend commit k (the module's comment)."""
     out = Lines()
     if not lines.in_lines(w.spec) or w.k >= w.n - 1:
         return out
     lines.planned_tree(w, -1)     # the branch's diff, read once
     tip_tree = tree_of(get_commit(w.run.repo, tip))
     before = lines.planned_tree(w, w.k)
-    for group in _groups(later_lines(w, paths, output))[:LINES_AT_MOST]:
-        what = _said(group)
-        tree = lines.onto(w, tip_tree, before, lines.planned_tree(w, w.k, [i.item for i in group]))
-        why = _no_tree(w, group, tree, tip_tree)
+    for move in moves(w, paths, output)[:LINES_AT_MOST]:
+        items = [i.item for i in move.items]
+        after = lines.planned_tree(w, w.k, without=items) if move.give else lines.planned_tree(w, w.k, items)
+        tree = lines.onto(w, tip_tree, before, after)
+        why = _no_tree(w, move, tree, tip_tree)
         if why:
-            out.tried.append((what, why))
+            out.tried.append((move.said(), why))
             continue
         assert not isinstance(tree, list)
         w.wt.reset_to_tree(tree, tip)
-        result = steps.check_candidates(w, f"Trying {what}...")
+        result = steps.check_candidates(w, f"Trying {move.said()}...")
         if result is None or result.passed:
-            out.tree, out.took, out.progress = tree, what, False
+            out.tree, out.took, out.progress, out.given = tree, move.said(), False, move.give
+            out.moved = _moved(w, move)
             break
-        out.tried.append((what, result.reason()))
+        out.tried.append((move.said(), result.reason()))
         if out.tree is None and better(result, tree):
-            out.tree, out.took, out.progress = tree, what, True
+            out.tree, out.took, out.progress, out.given = tree, move.said(), True, move.give
+            out.moved = _moved(w, move)
     w.wt.reset(tip)
     return out
 
 
-def _said(group: list[_Item]) -> str:
-    files = ", ".join(dict.fromkeys(i.path for i in group))
-    commits = ", ".join(str(number(j)) for j in dict.fromkeys(i.j for i in group))
-    return (f"the {sum(i.size for i in group)} lines commit{'s' if ',' in commits else ''} {commits} "
-            f"{'name' if ',' in commits else 'names'} in {files}")
+def _moved(w: Work, move: _Move) -> list[tuple[str, int, int]]:
+    """Each item of the move, the commit whose `hunks` name it, and the commit that takes it."""
+    return [(i.item, i.j, w.k + 1 if move.give else w.k) for i in move.items]
 
 
-def _no_tree(w: Work, group: list[_Item], tree: TreeId | list[str], tip_tree: TreeId) -> str:
-    """Why a group's tree is no candidate, or "" where it is one."""
+def move_in_spec(w: Work, moved: list[tuple[str, int, int]]) -> str:
+    """The moves written into the spec's `hunks` (saved with the fix's entry), so that every
+    planned tree from here on holds what the branch holds; said in words."""
+    for item, src, dst in moved:
+        w.spec.commits[src].hunks = [i for i in w.spec.commits[src].hunks if i != item]
+        w.spec.commits[dst].hunks = list(dict.fromkeys([*w.spec.commits[dst].hunks, item]))
+    return "; ".join(f"{item} from commit {number(src)} to commit {number(dst)}" for item, src, dst in moved)
+
+
+def _no_tree(w: Work, move: _Move, tree: TreeId | list[str], tip_tree: TreeId) -> str:
+    """Why a move's tree is no candidate, or "" where it is one."""
     if isinstance(tree, list):
         return f"they do not merge onto the branch ({', '.join(tree[:3])})"
     if tree == tip_tree:
-        return "they are on the branch already"
-    taken = {i.item for i in group}
-    for j in {i.j for i in group}:
-        c = w.spec.commits[j]
-        if not c.paths and set(c.hunks) <= taken:
-            return f"commit {number(j)} would have nothing of its own left"
-    return ""
+        return "it changes nothing on the branch"
+    if move.give and not w.commit.paths and set(w.commit.hunks) <= {i.item for i in move.items}:
+        return f"commit {w.number} would have nothing of its own left"
+    empty = _emptied_later(w, tree)
+    return f"commit {number(empty)} would have nothing of its own left" if empty is not None else ""
+
+
+def _emptied_later(w: Work, tree: TreeId) -> int | None:
+    """The first later commit whose planned step, put on tree after those before it, changes
+    nothing (what was moved and what earlier repairs took hold it all)."""
+    at = tree
+    for j in range(w.k + 1, w.n):
+        nxt = lines.onto(w, at, lines.planned_tree(w, j - 1), lines.planned_tree(w, j))
+        if isinstance(nxt, list):
+            return None      # it does not merge: the step that makes it stops and says so
+        if nxt == at:
+            return j
+        at = nxt
+    return None

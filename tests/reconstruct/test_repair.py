@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import tomli
+
 from testing.flow import retcon, take
 from testing.gitrepo import GitRepo
 
@@ -80,10 +82,11 @@ for case in ["alpha", "beta"]:
 """
 
 
-def _atoms_misplaced(tmp_path) -> GitRepo:
+def _atoms_misplaced(tmp_path, first: str = "{known}:1", second: str = "{known}:2 {xfail}:1 {xfail}:2") -> GitRepo:
     """tomli's case, small: two features each add an entry to KNOWN and take their name out of the
-    test's expected failures. The spec (as a model that erred placed them) gives commit 1 alpha's
-    entry but commit 2 the line that takes "alpha" out of the expected failures."""
+    test's expected failures. The spec, as a model that erred placed them, gives each commit the
+    items first and second name (by default: commit 1 alpha's entry, but commit 2 the line that
+    takes "alpha" out of the expected failures)."""
     repo = GitRepo.init(tmp_path / "repo")
     repo.commit("base", {"grammar.py": GRAMMAR, "test_grammar.py": XFAIL_TEST})
     repo.git("checkout", "-q", "-b", "feature")
@@ -98,9 +101,10 @@ def _atoms_misplaced(tmp_path) -> GitRepo:
     ids = {r["path"]: r["id"] for r in json.loads(retcon(repo, "hunks", "--json").out)}
     known, xfail = ids["grammar.py"], ids["test_grammar.py"]
     # KNOWN's hunk adds two lines (1, 2); the test's removes two (1: "alpha", 2: "beta").
-    (tmp_path / "spec.toml").write_text(head + f'[[commit]]\nmessage = "Parse alpha"\nhunks = ["{known}:1"]\n'
-                                        f'[[commit]]\nmessage = "Parse beta"\n'
-                                        f'hunks = ["{known}:2", "{xfail}:1", "{xfail}:2"]\n')
+    def items(which: str) -> str:
+        return ", ".join(f'"{i}"' for i in which.format(known=known, xfail=xfail).split())
+    (tmp_path / "spec.toml").write_text(head + f'[[commit]]\nmessage = "Parse alpha"\nhunks = [{items(first)}]\n'
+                                        f'[[commit]]\nmessage = "Parse beta"\nhunks = [{items(second)}]\n')
     assert retcon(repo, "spec", "import", str(tmp_path / "spec.toml")).code == 0
     return repo
 
@@ -109,10 +113,38 @@ def test_a_line_a_later_commit_names_that_the_failure_quotes_is_the_fix(tmp_path
     repo = _atoms_misplaced(tmp_path)
     res = retcon(repo, "run", "-m", "retcon-paths")
     assert res.code == 0, res.text
-    assert "The 1 lines commit 2 names in test_grammar.py pass: committing them as the fix (no model needed)" \
+    assert "The 1 lines commit 2 names in test_grammar.py: they pass; committing them as the fix (no model needed)" \
         in res.out, res.out
     assert repo.log("main..feature-clean")[::-1] == [
         "Parse alpha", "WIP: take the 1 lines commit 2 names in test_grammar.py", "Parse beta"]
     assert repo.tree("feature-clean") == repo.tree("feature")
     fixed = [ln for ln in repo.git("show", "--format=", "feature-clean~1").splitlines() if ln[:1] in "+-"]
     assert fixed == ["--- a/test_grammar.py", "+++ b/test_grammar.py", '-    "alpha",']
+    # The tests decided where the line belongs: the spec's hunks say so.
+    assert "Moved in the spec's hunks: " in res.out and "from commit 2 to commit 1" in res.out
+    spec = tomli.loads(repo.git("show", "refs/retcon/feature-clean:spec.toml"))
+    assert len(spec["commit"][0]["hunks"]) == 2 and len(spec["commit"][1]["hunks"]) == 2
+
+
+def test_lines_a_commit_took_that_name_the_failure_are_given_back(tmp_path, scripted):
+    """Commit 1 took "beta" out of the expected failures and commit 2 took "alpha" out: the first
+    attempt takes "alpha"'s line forward (it fails for the better: beta is now the failure), the
+    second gives "beta"'s line back to commit 2, and the spec says so."""
+    repo = _atoms_misplaced(tmp_path, "{known}:1 {xfail}:2", "{known}:2 {xfail}:1")
+    ids = {r["path"]: r["id"].split(":")[0] for r in json.loads(retcon(repo, "hunks", "--json").out)}
+    res = retcon(repo, "run", "-m", "retcon-paths")
+    assert res.code == 0, res.text
+    assert "they fail for the better; committing them, and going on from there (no model needed)" in res.out, res.out
+    assert "given back: they pass; committing them as the fix (no model needed)" in res.out, res.out
+    made = repo.log("main..feature-clean")[::-1]
+    assert made[0] == "Parse alpha" and made[-1] == "Parse beta" and len(made) == 4, made
+    assert made[1:3] == ["WIP: take the 1 lines commit 2 names in test_grammar.py",
+                         "WIP: the 1 lines of test_grammar.py it took that name the failure, given back"], made
+    assert repo.tree("feature-clean") == repo.tree("feature")
+    spec = tomli.loads(repo.git("show", "refs/retcon/feature-clean:spec.toml"))
+    assert f"{ids['test_grammar.py']}:2" in spec["commit"][1]["hunks"]
+    assert f"{ids['test_grammar.py']}:2" not in spec["commit"][0]["hunks"]
+    # Squashed, commit 1 is alpha's feature alone: its entry and its line out of the expected failures.
+    assert retcon(repo, "squash").code == 0
+    shown = [ln for ln in repo.git("show", "--format=", "feature-clean~1").splitlines() if ln[:2] in ("+ ", "- ")]
+    assert shown == ['+    "alpha": 1,', '-    "alpha",'], shown

@@ -23,6 +23,7 @@ from git_retcon import diff
 from git_retcon.diff import atoms
 from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.plumbing import get_commit
+from git_retcon.owners import names
 from git_retcon.reconstruct import lines, steps
 from git_retcon.reconstruct.empty import emptied
 from git_retcon.reconstruct.work import Work
@@ -70,6 +71,9 @@ def search(w: Work, tip: CommitId, candidates: list[Candidate]) -> Search:
 
 LINES_AT_MOST = 8        # trees of lines moved tried at most per attempt
 _QUOTED = re.compile(rb"""["']([\w.-]{3,})["']""")
+# The lines of a test run's output that name a failing test (unittest, pytest, go, cargo, node's
+# test runner and TAP, JUnit): a name quoted in a changed line counts only when one of these shows it.
+_FAILED = re.compile(r"^(?:FAIL|ERROR|FAILED|--- FAIL|not ok|✖|test .* FAILED|\s*\d+\) ).*$", re.M)
 
 
 @dataclass
@@ -92,6 +96,7 @@ class _Item:
     path: str
     size: int
     names: bool          # it quotes a name the failure shows
+    fit: int             # the words its lines share with commit k's message and hints
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,8 @@ def relevant(w: Work, commits: range, paths: set[str], output: str) -> list[_Ite
     """The items these commits' `hunks` name in paths, or quoting a name the output shows."""
     assert w.run.branch_diff is not None
     by_id = {h.id: h for h in w.run.branch_diff[2]}
+    headers = "\n".join(m[0] for m in _FAILED.finditer(output))
+    said = names.words(w.commit.message + "\n" + w.commit.hints)
     out: list[_Item] = []
     for j in commits:
         for item in w.spec.commits[j].hunks:
@@ -122,22 +129,24 @@ def relevant(w: Work, commits: range, paths: set[str], output: str) -> list[_Ite
                 continue
             shown = atoms.as_hunk(h, part[1]) if part else h
             quoted = {m.decode("utf-8", "replace") for m in _QUOTED.findall(shown.added + shown.removed)}
-            names = any(re.search(rf"(?<![\w-]){re.escape(q)}(?![\w-])", output) for q in quoted)
-            if names or h.path in paths:
-                out.append(_Item(item, j, h.path, shown.added_lines + shown.removed_lines, names))
+            quotes = any(re.search(rf"(?<![\w-]){re.escape(q)}(?![\w-])", headers) for q in quoted)
+            if quotes or h.path in paths:
+                fit = len(said & names.words((shown.added + shown.removed).decode("utf-8", "replace")))
+                out.append(_Item(item, j, h.path, shown.added_lines + shown.removed_lines, quotes, fit))
     return out
 
 
 def moves(w: Work, paths: set[str], output: str) -> list[_Move]:
-    """Later commits' lines that name the failure, together; then each of them, and each of the
-    commit's own lines that name it given back (the same name, the other way), naming ones and
-    smaller ones first."""
+    """Later commits' lines that name the failure, together; then each of them alone (naming ones,
+    those whose words commit k's message says, and smaller ones first); then each of the commit's
+    own lines that name it, given back (those whose words its message says last)."""
     ahead = relevant(w, range(w.k + 1, w.n), paths, output)
     mine = [i for i in relevant(w, range(w.k, w.k + 1), paths, output) if i.names]
     naming = tuple(i for i in ahead if i.names)
-    singles = sorted([_Move((i,), False) for i in ahead] + [_Move((i,), True) for i in mine],
-                     key=lambda m: (not m.items[0].names, m.items[0].size, m.give))
-    return ([_Move(naming, False)] if len(naming) > 1 else []) + singles
+    take = sorted(ahead, key=lambda i: (not i.names, -i.fit, i.size))
+    give = sorted(mine, key=lambda i: (i.fit, i.size))
+    return ([_Move(naming, False)] if len(naming) > 1 else []) + [_Move((i,), False) for i in take] + \
+        [_Move((i,), True) for i in give]
 
 
 def by_lines(w: Work, tip: CommitId, paths: set[str], output: str,
@@ -165,7 +174,8 @@ def by_lines(w: Work, tip: CommitId, paths: set[str], output: str,
             out.moved = _moved(w, move)
             break
         out.tried.append((move.said(), result.reason()))
-        if out.tree is None and better(result, tree):
+        # Progress only forward: lines given back can hide a test, which is no step towards a fix.
+        if out.tree is None and not move.give and better(result, tree):
             out.tree, out.took, out.progress, out.given = tree, move.said(), True, move.give
             out.moved = _moved(w, move)
     w.wt.reset(tip)

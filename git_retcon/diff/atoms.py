@@ -5,7 +5,9 @@ commits: one list of expected failures, one import block, a function two commits
 atom is a run of such a hunk's lines, named under its hunk by read_diff's numbering
 (`3f2a9c01bd:1-2,5`: the `-` lines 1..m, the `+` lines m+1..m+n, diff/select.py), so its name
 is stable for as long as the branch's diff is. A line edited in place keeps its removed and
-added halves in one atom (the pairing select() uses), and the lines of one atom are adjacent.
+added halves in one atom (the pairing select() uses), and the lines of one atom are adjacent,
+but for a list's frame (FRAME): its opening and closing lines, on either side of its entries,
+are one atom, for the commit that adds or empties the list takes both.
 
 Which lines go together is the caller's to say (owners/atoms.py reads the evidence); here are
 the units a hunk splits into, the hunk an atom shows (its own lines only, at its own place),
@@ -57,6 +59,7 @@ def units(h: Hunk) -> list[Unit]:
 
 
 BLANK = ("blank",)     # the signal of a blank line: it goes with the lines after it
+FRAME = ("frame",)     # the signal of a list's frame: every line of it in one atom, adjacent or not
 
 
 def group(h: Hunk, signals: Sequence[Hashable | None]) -> list[frozenset[int]]:
@@ -83,7 +86,14 @@ def group(h: Hunk, signals: Sequence[Hashable | None]) -> list[frozenset[int]]:
         last = s if s is not None and s != BLANK else last
         filled.append(last)
     out: list[set[int]] = []
+    frame: set[int] | None = None
     for i, u in enumerate(us):
+        if filled[i] == FRAME:
+            if frame is None:
+                frame = set()
+                out.append(frame)
+            frame |= u.numbers(m)
+            continue
         if i == 0 or filled[i] != filled[i - 1]:
             out.append(set())
         out[-1] |= u.numbers(m)

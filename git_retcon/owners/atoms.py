@@ -77,7 +77,7 @@ class _Lines:
         """One per unit of h (diff/atoms.units): the source commit that wrote it, else the other
         changed file it names, the module it imports, the definition it begins, the entry it is;
         else None. Around a list's entries, the lines before the first and after the last are
-        atoms of their own: the list's frame goes with whichever commit adds or empties it."""
+        one atom of their own: the list's frame goes with whichever commit adds or empties it."""
         old, new = numbered(h)
         out: list[Hashable | None] = []
         for u in atoms.units(h):
@@ -129,16 +129,18 @@ class _Lines:
 
 
 def _framed(signals: list[Hashable | None]) -> list[Hashable | None]:
-    """The lines before a run of entries and after it, with no evidence of their own, as two atoms:
-    the frame of the list, not the entry next to it."""
+    """The lines before a run of entries and after it, with no evidence of their own, as one atom
+    (diff/atoms.FRAME): the frame of the list, not the entry next to it. Its opening and closing
+    lines go together: tomli's `if valid.stem in {` went to one commit and its `}:` to another,
+    and the test module did not import."""
     entries = [i for i, s in enumerate(signals) if isinstance(s, tuple) and s[:1] == ("entry",)]
     if not entries:
         return signals
     out = list(signals)
     for i in range(entries[0]):
-        out[i] = ("frame", "before") if out[i] in (None, atoms.BLANK) else out[i]
+        out[i] = atoms.FRAME if out[i] in (None, atoms.BLANK) else out[i]
     for i in range(entries[-1] + 1, len(out)):
-        out[i] = ("frame", "after") if out[i] in (None, atoms.BLANK) else out[i]
+        out[i] = atoms.FRAME if out[i] in (None, atoms.BLANK) else out[i]
     return out
 
 

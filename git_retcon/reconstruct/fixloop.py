@@ -92,6 +92,8 @@ def _fix_step(w: Work, journal: Journal, diag: rework.Diagnosis, attempt: int) -
     mended = _by_lines(w, journal, diag, tip)
     if mended is not None:
         return mended
+    if lines.in_lines(w.spec):   # whole hunks hold other commits' lines: only those that empty none
+        candidates = repair.emptying_none(w, tip, candidates)
     # Each candidate alone first, smallest first (reconstruct/repair.py): the one that passes is the fix.
     found = repair.search(w, tip, candidates)
     start = steps.session(w, "fix", tip, diag.brief, found.passed or candidates)

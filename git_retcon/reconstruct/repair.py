@@ -208,6 +208,23 @@ def _no_tree(w: Work, move: _Move, tree: TreeId | list[str], tip_tree: TreeId) -
     return f"commit {number(empty)} would have nothing of its own left" if empty is not None else ""
 
 
+def emptying_none(w: Work, tip: CommitId, candidates: list[Candidate]) -> list[Candidate]:
+    """The candidates, where the spec names lines, if taking them all leaves every later commit
+    something of its own (on the planned trees); else none: a whole hunk of the remaining diff
+    can hold the lines of several later commits, and committing it would empty one."""
+    if not candidates:
+        return candidates
+    try:
+        tree = TreeId(diff.tree_with(w.run.repo, tree_of(get_commit(w.run.repo, tip)), [c.hunk for c in candidates]))
+    except ValueError:
+        return candidates
+    empty = _emptied_later(w, tree)
+    if empty is None:
+        return candidates
+    w.run.ui.detail(f"The candidate hunks would leave commit {number(empty)} nothing of its own: not applied")
+    return []
+
+
 def _emptied_later(w: Work, tree: TreeId) -> int | None:
     """The first later commit whose planned step, put on tree after those before it, changes
     nothing (what was moved and what earlier repairs took hold it all)."""

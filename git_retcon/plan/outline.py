@@ -60,24 +60,7 @@ def overview(repo: pygit2.Repository, base: str, tip: str, hunks: list[diff.Hunk
              budget: int = OVERVIEW_CHARS) -> str:
     """Each file: +/- lines and the names its hunks define, then a line per hunk (where it is, what
     it changes) while the budget lasts; then the branch's subjects."""
-    by_path: dict[str, list[diff.Hunk]] = {}
-    for h in hunks:
-        by_path.setdefault(h.path, []).append(h)
-    tip_tree = get_commit(repo, tip).tree
-    heads: list[str] = []
-    details: list[list[str]] = []
-    for path, hs in by_path.items():
-        _, added, removed = diff.stat(hs)
-        said: list[str] = []
-        for h in hs:
-            rem, add = names.hunk_lines(h)
-            said += [n for n in names.defined(add or rem) if n not in said]
-        heads.append((f"- {path} (+{added} -{removed})" + (f": {', '.join(said[:8])}" if said else ""))[:200])
-        try:
-            file_lines = names.text_lines(get_blob(repo, tip_tree[path].id).data)
-        except (KeyError, ValueError):
-            file_lines = []
-        details.append([_change_line(h, file_lines) for h in hs[:PER_FILE]])
+    heads, details = _files(repo, tip, hunks)
     text: list[str] = []
     used = sum(len(h) + 1 for h in heads)
     for k, head in enumerate(heads):
@@ -99,6 +82,57 @@ def overview(repo: pygit2.Repository, base: str, tip: str, hunks: list[diff.Hunk
         text += ["", "The branch's own commit subjects, oldest first:"]
         text += [f"- {s}" for s in subjects[-30:]]
     return "\n".join(text)
+
+
+def _files(repo: pygit2.Repository, tip: str, hunks: list[diff.Hunk]) -> tuple[list[str], list[list[str]]]:
+    """A head line per file (a folder of data files: one for them all), and the file's hunks, a
+    line each."""
+    by_path: dict[str, list[diff.Hunk]] = {}
+    for h in hunks:
+        by_path.setdefault(h.path, []).append(h)
+    tip_tree = get_commit(repo, tip).tree
+    heads: list[str] = []
+    details: list[list[str]] = []
+    folders = _data_folders(list(by_path))
+    in_folder = {p: f for f, ps in folders.items() for p in ps}
+    for path, hs in by_path.items():
+        if path in in_folder:   # a folder of data files is one line, where its first file is
+            folder = in_folder[path]
+            if folder in folders:
+                paths = folders.pop(folder)
+                _, added, removed = diff.stat([h for p in paths for h in by_path[p]])
+                files = ", ".join(p.rsplit("/", 1)[-1] for p in paths)
+                heads.append(f"- {folder}/ ({len(paths)} data files, +{added} -{removed}): {files}"[:200])
+                details.append([])
+            continue
+        _, added, removed = diff.stat(hs)
+        said: list[str] = []
+        for h in hs:
+            rem, add = names.hunk_lines(h)
+            said += [n for n in names.defined(add or rem) if n not in said]
+        heads.append((f"- {path} (+{added} -{removed})" + (f": {', '.join(said[:8])}" if said else ""))[:200])
+        try:
+            file_lines = names.text_lines(get_blob(repo, tip_tree[path].id).data)
+        except (KeyError, ValueError):
+            file_lines = []
+        details.append([_change_line(h, file_lines) for h in hs[:PER_FILE]])
+    return heads, details
+
+
+# Files that hold data, not code: a folder of two or more of them is one line of the overview
+# (tomli's twelve test data files, a line each, became a commit each from the 1.5B model).
+DATA = frozenset({"json", "toml", "yaml", "yml", "txt", "csv", "tsv", "xml", "snap", "golden", "out",
+                  "expected", "in", "dat", "ini"})
+
+
+def _data_folders(paths: list[str]) -> dict[str, list[str]]:
+    """The folders holding two or more changed data files, each with them, in the diff's order."""
+    found: dict[str, list[str]] = {}
+    for p in paths:
+        folder, _, name = p.rpartition("/")
+        if folder and "." in name and name.rsplit(".", 1)[1].lower() in DATA:
+            found.setdefault(folder, []).append(p)
+    return {f: ps for f, ps in found.items() if len(ps) >= 2}
 
 
 def read(text: str, most: int) -> list[tuple[str, str]] | str:

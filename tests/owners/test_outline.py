@@ -110,3 +110,18 @@ def test_a_reply_cut_off_while_repeating_itself_is_read_to_its_last_whole_entry(
                                                                                                   "Fix clamp"]
     (asked,) = _asked(owners_models, "outline")
     assert "Propose at most 4 logical commits" in asked["prompt"]
+
+
+def test_a_folder_of_data_files_is_one_line_of_the_overview(tmp_path, owners_models, monkeypatch):
+    """tomli's twelve changed files, six of them test data in three folders, were twelve lines, and
+    the 1.5B model proposed a commit per line: a folder of data files is one line now."""
+    monkeypatch.setenv("RETCON_OWNERS_OUTLINE", THREE)
+    repo = keyword_repo(tmp_path / "r")
+    repo.git("checkout", "-q", "feature")
+    repo.commit("data", {f"tests/data/clamp/case{i}.json": f'{{"case": {i}}}\n' for i in range(3)})
+    repo.git("checkout", "-q", "main")
+    assert _plan(repo).code == 0
+    (asked,) = _asked(owners_models, "outline")
+    assert "- tests/data/clamp/ (3 data files, +3 -0): case0.json, case1.json, case2.json" in asked["prompt"]
+    assert "case0.json (+1" not in asked["prompt"]
+    assert "- calc.py (+4 -0)" in asked["prompt"]

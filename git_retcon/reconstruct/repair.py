@@ -137,16 +137,18 @@ def relevant(w: Work, commits: range, paths: set[str], output: str) -> list[_Ite
 
 
 def moves(w: Work, paths: set[str], output: str) -> list[_Move]:
-    """Later commits' lines that name the failure, together; then each of them alone (naming ones,
-    those whose words commit k's message says, and smaller ones first); then each of the commit's
-    own lines that name it, given back (those whose words its message says last)."""
-    ahead = relevant(w, range(w.k + 1, w.n), paths, output)
-    mine = [i for i in relevant(w, range(w.k, w.k + 1), paths, output) if i.names]
-    naming = tuple(i for i in ahead if i.names)
-    take = sorted(ahead, key=lambda i: (not i.names, -i.fit, i.size))
-    give = sorted(mine, key=lambda i: (i.fit, i.size))
-    return ([_Move(naming, False)] if len(naming) > 1 else []) + [_Move((i,), False) for i in take] + \
-        [_Move((i,), True) for i in give]
+    """What names the failure first: later commits' lines that name it, taken forward together,
+    then commit k's own that name it, given back together (tomli's commit 2 took three entries of
+    the expected failures that commit 3's parser makes pass); then each alone, forward (those whose
+    words commit k's message says first) before back; then later lines in the failure's files."""
+    ahead = sorted(relevant(w, range(w.k + 1, w.n), paths, output), key=lambda i: (-i.fit, i.size))
+    mine = sorted((i for i in relevant(w, range(w.k, w.k + 1), paths, output) if i.names),
+                  key=lambda i: (i.fit, i.size))
+    forward, back = tuple(i for i in ahead if i.names), tuple(mine)
+    out = [_Move(forward, False)] if len(forward) > 1 else []
+    out += [_Move(back, True)] if len(back) > 1 else []
+    out += [_Move((i,), False) for i in forward] + [_Move((i,), True) for i in back]
+    return out + [_Move((i,), False) for i in ahead if not i.names]
 
 
 def by_lines(w: Work, tip: CommitId, paths: set[str], output: str,

@@ -177,16 +177,26 @@ def by_lines(w: Work, tip: CommitId, paths: set[str], output: str,
             break
         out.tried.append((move.said(), result.reason()))
         # Progress only forward: lines given back can hide a test, which is no step towards a fix.
-        if out.tree is None and not move.give and better(result, tree):
+        if out.tree is None and not move.give and better(result, tree) and _leads_on(w, move, result.output):
             out.tree, out.took, out.progress, out.given = tree, move.said(), True, move.give
             out.moved = _moved(w, move)
     w.wt.reset(tip)
     return out
 
 
+def _leads_on(w: Work, move: _Move, output: str) -> bool:
+    """Whether a move that fails leaves a failure the lines can go on from: one whose failing tests
+    the lines of commit k or later ones name. A move that breaks a file's syntax, or fails where
+    no line names the tests, is no step towards a fix (sindresorhus/is: three such moves, each
+    taking one more line of a test block, ended in `Unexpected "}"`)."""
+    moved = {i.item for i in move.items}
+    return any(i.names and i.item not in moved for i in relevant(w, range(w.k, w.n), set(), output))
+
+
 def _moved(w: Work, move: _Move) -> list[tuple[str, int, int]]:
     """Each item of the move, the commit whose `hunks` name it, and the commit that takes it."""
-    return [(i.item, i.j, w.k + 1 if move.give else w.k) for i in move.items]
+    after = range(w.k + 1, w.n)     # lines given back go to the first of the commits after k
+    return [(i.item, i.j, after[0] if move.give else w.k) for i in move.items]
 
 
 def move_in_spec(w: Work, moved: list[tuple[str, int, int]]) -> str:

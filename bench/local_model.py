@@ -250,7 +250,7 @@ def real_case(case: str, work: Path, env: dict[str, str]) -> Row:
     if kind in ("real", "outline", "whole", "plan"):
         how = ["--from-file", str(spec)] if kind in ("real", "plan") else [
             "--outline" if kind == "outline" else "--whole", "--source", "feature", "--onto", "main",
-            "--cleaned", "feature-clean", "--test", h.test]
+            "--cleaned", "feature-clean", "--test", h.test, *(["--setup", h.setup] if h.setup else [])]
         res = _retcon(repo.path, env, "plan", *how, "--no-edit", "-m", MODEL, "--jobs", "1")
         (work / case / "plan.txt").write_text(res.stdout + res.stderr)
         placed = _PLACED.search(res.stdout)

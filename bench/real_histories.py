@@ -31,6 +31,7 @@ class RealHistory:
     tip: str        # the last commit taken; base..tip is one line of single-parent commits
     test: str       # a test command that needs no network and no download
     what: str
+    setup: str | None = None    # the spec's setup, run with the network: the packages the tests need
 
 
 HISTORIES: list[RealHistory] = [
@@ -120,6 +121,8 @@ def spec_text(h: RealHistory, repo: GitRepo, owners: str | None = None, model: s
     none: the most a placement has to ask)."""
     lines = ['source = "feature"', 'remote = "main"', 'cleaned = "feature-clean"', f"test = {json.dumps(h.test)}",
              "timeout = 600"]
+    if h.setup:
+        lines.append(f"setup = {json.dumps(h.setup)}")
     if owners:
         lines.append(f'owners = "{owners}"')
     if model:

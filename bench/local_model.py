@@ -414,8 +414,8 @@ def main(argv: list[str] | None = None) -> None:
     with server(args.threads, cache / "server.log", args.temp, args.seed) as port:
         home = work / "home"
         home.mkdir(exist_ok=True)
-        env = {**os.environ, **hermetic_env(home), "LLM_USER_PATH": str(llm_dir(port, cache / "llm")),
-               "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, **real_histories.toolchains(), **hermetic_env(home),
+               "LLM_USER_PATH": str(llm_dir(port, cache / "llm")), "PYTHONPATH": str(ROOT)}
         env.pop("GIT_DIR", None)
         for case in cases:
             row = run_case(case, work, env)

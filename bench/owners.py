@@ -209,7 +209,7 @@ def main(argv: list[str]) -> None:
     from testing.flow import retcon
 
     home = Path(tempfile.mkdtemp(prefix="retcon-bench-owners-"))
-    os.environ.update(hermetic_env(home / "home"))
+    os.environ.update({**real_histories.toolchains(), **hermetic_env(home / "home")})
     imperfect_model.register()
     owners_model.register()
     print("Every hunk gets an owner: hints-only specs of histories whose commits share files\n")

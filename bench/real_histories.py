@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import subprocess
 import sys
 from collections import Counter
@@ -138,6 +139,13 @@ def shared_files(repo: GitRepo) -> dict[str, int]:
     """Files more than one of the history's commits change, with how many."""
     count = Counter(f for _, _, files in commits(repo) for f in files)
     return {f: n for f, n in sorted(count.items()) if n > 1}
+
+
+def toolchains() -> dict[str, str]:
+    """The variables that keep the Rust toolchains found under a temporary HOME, as the benches run
+    (rustup looks for them under HOME): RUSTUP_HOME as set, else the user's own."""
+    home = Path(pwd.getpwuid(os.getuid()).pw_dir)
+    return {"RUSTUP_HOME": os.environ.get("RUSTUP_HOME", str(home / ".rustup"))}
 
 
 def main() -> None:

@@ -157,7 +157,7 @@ def run_case(h: real_histories.RealHistory, code: Path, where: Path) -> Score:
 
 def main(argv: list[str]) -> None:
     home = Path(tempfile.mkdtemp(prefix="retcon-bench-truth-"))
-    os.environ.update(hermetic_env(home / "home"))
+    os.environ.update({**real_histories.toolchains(), **hermetic_env(home / "home")})
     before = old_tree(BEFORE, home / "before")
     print("A model that knows the answer: owners-truth, default mode, real histories squashed, hints only\n")
     print(f"{'history':<10} {'code':<7} {'complete':>8} {'exact/can':>9} {'WIP':>4} {'convers.':>8} {'questions':>9} "

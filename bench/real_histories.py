@@ -6,13 +6,14 @@ commits are fetched at bench time, from $RETCON_BENCH_MIRRORS/<owner>+<name>/rep
 repository holding them, for machines that reach no Git host) or else from GitHub into the bench
 cache. A machine that can do neither skips them and says so.
 
-    python -m bench.real_histories     # fetch each, print its commits and the files they share
+    python -m bench.real_histories     # fetch each, print its commits, the files and hunks they share
 """
 from __future__ import annotations
 
 import json
 import os
 import pwd
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -141,6 +142,41 @@ def shared_files(repo: GitRepo) -> dict[str, int]:
     return {f: n for f, n in sorted(count.items()) if n > 1}
 
 
+def shared_hunks(repo: GitRepo) -> tuple[int, int]:
+    """The hunks of the branch's diff (no context, as git-retcon cuts them) that hold lines of two or
+    more of the authors' commits, and all its hunks. An added line is the commit's that `git blame`
+    names; a removed one, the commit after the last that still had it (`git blame --reverse`)."""
+    chain = [sha for sha, _, _ in commits(repo)]
+    after = {sha: chain[i + 1] for i, sha in enumerate(chain[:-1])}
+
+    def blame(path: str, reverse: bool) -> dict[int, str]:
+        out = repo.git("blame", "--porcelain", *(["--reverse"] if reverse else []), f"main..{AUTHORS}", "--", path)
+        return {int(m[2]): m[1] for m in re.finditer(r"^([0-9a-f]{40}) \d+ (\d+)", out, re.M)}
+
+    blames: dict[tuple[str, bool], dict[int, str]] = {}
+    old = new = ""
+    shared = total = 0
+    for line in repo.git("diff", "--unified=0", "--no-renames", "main", AUTHORS).splitlines():
+        if line.startswith(("--- ", "+++ ")):
+            path = "" if line.endswith("/dev/null") else line[6:]
+            old, new = (path, new) if line.startswith("-") else (old, path)
+            continue
+        m = re.match(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", line)
+        if not m:
+            continue
+        a, b, c, d = int(m[1]), int(m[2] or 1), int(m[3]), int(m[4] or 1)
+        who: set[str] = set()
+        if new and d:
+            added = blames.setdefault((new, False), blame(new, False))
+            who |= {added.get(n, "") for n in range(c, c + d)}
+        if old and b:
+            kept = blames.setdefault((old, True), blame(old, True))
+            who |= {after.get(kept.get(n, ""), chain[0]) for n in range(a, a + b)}
+        total += 1
+        shared += len(who & set(chain)) > 1
+    return shared, total
+
+
 def toolchains() -> dict[str, str]:
     """The variables that keep the Rust toolchains found under a temporary HOME, as the benches run
     (rustup looks for them under HOME): RUSTUP_HOME as set, else the user's own."""
@@ -161,6 +197,8 @@ def main() -> None:
         for sha, subject, files in commits(repo):
             print(f"  {sha[:10]} {subject[:60]}  [{', '.join(files[:4])}{' ...' if len(files) > 4 else ''}]")
         print("  shared: " + ", ".join(f"{f} ({n})" for f, n in shared_files(repo).items()))
+        shared, total = shared_hunks(repo)
+        print(f"  hunks holding lines of two or more commits: {shared}/{total}")
     sys.stdout.flush()
 
 

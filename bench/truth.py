@@ -8,7 +8,7 @@ with a commit of their own, trees equal to the authors' commit's, WIP commits, t
 prompts (must be 0), questions asked, hunks split into atoms, and who placed each hunk or atom
 (rule, model), each scored against the authors' commits by the majority of its lines.
 
-    python -m bench.truth        # part of `make bench`; histories that cannot be fetched are skipped
+    python -m bench.truth [NAME ...]   # part of `make bench` (every history); one that cannot be fetched is skipped
 """
 from __future__ import annotations
 
@@ -163,6 +163,8 @@ def main(argv: list[str]) -> None:
     print(f"{'history':<10} {'code':<7} {'complete':>8} {'exact/can':>9} {'WIP':>4} {'convers.':>8} {'questions':>9} "
           f"{'atoms':>5}  {'rules right':>12} {'model right':>12} {'evidence 1st':>12}  exit")
     for h in real_histories.HISTORIES:
+        if argv and h.name not in argv:
+            continue
         for label, code in (("before", before), ("after", ROOT)):
             try:
                 s = run_case(h, code, home / h.name / label)

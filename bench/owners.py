@@ -9,9 +9,9 @@ model extracts (testing/owners_model.py, testing/imperfect_model.py). Scored aga
 commits: hunks placed in their author's commit (planned: by the spec's saved hunks; made: by the
 commits the run made), logical commits complete with a commit of their own, wrong trees accepted
 (a run that says complete on another tree: must be 0), questions asked. Four histories are built
-here from scratch; three are real projects' commits (bench/real_histories.py: tomli, pflag, p-map,
-squashed into one "wip" commit, the spec naming the authors' commits and their files), skipped
-where their commits cannot be fetched.
+here from scratch; the others are real projects' commits (bench/real_histories.py: Python, Go,
+JavaScript, Rust, TypeScript, squashed into one "wip" commit, the spec naming the authors' commits
+and their files), skipped where their commits cannot be fetched.
 
     python -m bench.owners
 """

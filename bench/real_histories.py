@@ -53,6 +53,19 @@ HISTORIES: list[RealHistory] = [
                 "1af51b57534b284ead73cca65f26b56bb9390768", "node --check index.js && node --check test.js",
                 "six commits between two releases: two fixes to index.js with tests, a tweak, a version bump, "
                 "and two readme changes"),
+    RealHistory("xmlparser", "Rust", "RazrFalcon/xmlparser", "953a9bddf96ff3cd6392e8558cbff742eb1a9b0a",
+                "0dfb957e6aa6b47c89cb3301f6890ab36b4559c1", "cargo test --offline --tests",
+                "four commits of one day: a readme and parser tweak, then three new stream errors, each a variant "
+                "of one error enum, an arm of its Display match and an entry of one change log list (no dependency; "
+                "--tests: a doc example on a private helper no longer compiles under today's rustdoc)"),
+    RealHistory("is", "TypeScript", "sindresorhus/is", "ac46b5400d7ae00fcc001467ddfda5f9624c4ce8",
+                "cb4ee0e92cd3bff8353bb6738bd1f54db87dc293", "node --import tsx --test test/test.ts",
+                "three commits: two add number predicates, each to the same sorted lists (type names, "
+                "assertions, the `is` object) in source/index.ts, the second also adding the names the first "
+                "left out of one (so the first's tree fails `tsc`: the test is the package's own, run by node "
+                "through tsx), then a fix",
+                setup="npm install --ignore-scripts --no-audit --no-fund && "
+                      "npm install --ignore-scripts --no-save --no-audit --no-fund tsx@4.23.15"),
 ]
 
 

@@ -60,30 +60,36 @@ def units(h: Hunk) -> list[Unit]:
 
 BLANK = ("blank",)     # the signal of a blank line: it goes with the lines after it
 FRAME = ("frame",)     # the signal of a list's frame: every line of it in one atom, adjacent or not
+COMMENT = ("comment",)  # the signal of a line that is only a comment: it goes with the lines after it
 
 
 def group(h: Hunk, signals: Sequence[Hashable | None]) -> list[frozenset[int]]:
     """h's lines in atoms: adjacent units with the same signal together; a unit with no signal
-    joins the atom before it (the first ones, the atom after them), a blank line (BLANK) the
-    atom after it. signals: one per unit. A
+    joins the atom before it (the first ones, the atom after them), a comment (COMMENT) the
+    atom after it, a blank line (BLANK) too but where blank lines end the hunk (see below).
+    signals: one per unit. A
     single atom is the whole hunk: the caller keeps the hunk as it is."""
     us = units(h)
     m = len(numbered(h)[0])
     if len(us) != len(signals):
         raise ValueError(f"{len(signals)} signals for the {len(us)} units of hunk {h.id}")
-    known = [s for s in signals if s is not None and s != BLANK]
+    known = [s for s in signals if s is not None and s not in (BLANK, COMMENT)]
     if not known:
         return [frozenset(n for u in us for n in u.numbers(m))]
-    # A blank line takes the signal after it (it separates what follows), any other line the one
-    # before it; the first lines, the first signal.
-    ahead: list[Hashable | None] = list(signals)
+    # A comment takes the signal after it (a doc comment its definition); a blank line too (it
+    # separates what follows), unless the hunk ends with blank lines and begins with none: then
+    # each block of it was written with its blank line after it (xmlparser's variants, each
+    # "doc, variant, blank"), and a blank line goes with the lines before it. Any other line
+    # takes the signal before it; the first lines, the first signal.
+    trailing = signals[-1] == BLANK and signals[0] != BLANK
+    ahead: list[Hashable | None] = [None if trailing and s == BLANK else s for s in signals]
     for i in range(len(ahead) - 2, -1, -1):
-        if ahead[i] == BLANK:
+        if ahead[i] in (BLANK, COMMENT):
             ahead[i] = ahead[i + 1]
     filled: list[Hashable] = []
     last: Hashable = known[0]
     for s in ahead:
-        last = s if s is not None and s != BLANK else last
+        last = s if s is not None and s not in (BLANK, COMMENT) else last
         filled.append(last)
     out: list[set[int]] = []
     frame: set[int] | None = None

@@ -29,6 +29,7 @@ from git_retcon.diff import atoms
 from git_retcon.diff.select import numbered
 from git_retcon.git.plumbing import get_commit
 from git_retcon.model.guards import names_file
+from git_retcon.owners import names
 from git_retcon.owners.source import source_commits
 
 # One import line of the common languages, and the module it names.
@@ -43,7 +44,11 @@ _DEFINES = re.compile(r"^\s*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?
 
 
 # One entry of a list, set or table on a line of its own: a quoted string or a name, with its value.
-_ENTRY = re.compile(r"""^\s*(?:"[^"\n]*"|'[^'\n]*'|[A-Za-z_][\w.]*)\s*(?:[:=]\s*[^,\n]+)?,\s*$""")
+_ENTRY = re.compile(r"""^\s*(?:"[^"\n]*"|'[^'\n]*'|[A-Za-z_][\w.]*(?:\([^()\n]*\))?)\s*(?:[:=]\s*[^,\n]+)?,\s*$"""
+                    # a match arm (Rust, Scala, Swift, C#'s switch expression), and a Markdown list
+                    # item (a change log's line): xmlparser's three errors, each a variant, an arm
+                    # of its Display and a line of the change log
+                    r"""|^\s*[\w:.]+(?:\([^()\n]*\))?\s*=>|^\s*[-*+]\s+\S""")
 
 
 def split(repo: pygit2.Repository, base: str, tip: str, hunks: list[diff.Hunk],
@@ -90,7 +95,7 @@ class _Lines:
             out.append(("commit", who) if who is not None else ("file", named[0]) if named else
                        ("import", next(g for g in module.groups() if g)) if module else
                        ("defines", begins[1]) if begins else ("entry", text.strip()) if entry else
-                       atoms.BLANK if not text.strip() else None)
+                       atoms.BLANK if not text.strip() else atoms.COMMENT if names.COMMENT.match(text) else None)
         return _framed(out)
 
     def _wrote(self, h: diff.Hunk, u: atoms.Unit) -> int | None:
@@ -132,16 +137,23 @@ def _framed(signals: list[Hashable | None]) -> list[Hashable | None]:
     """The lines before a run of entries and after it, with no evidence of their own, as one atom
     (diff/atoms.FRAME): the frame of the list, not the entry next to it. Its opening and closing
     lines go together: tomli's `if valid.stem in {` went to one commit and its `}:` to another,
-    and the test module did not import."""
+    and the test module did not import. A blank or comment line is no frame (it goes with what
+    follows it: a variant's doc comment, xmlparser's), nor are the lines after an entry that opens
+    a block (a match arm's `=> {`: they are its body)."""
     entries = [i for i, s in enumerate(signals) if isinstance(s, tuple) and s[:1] == ("entry",)]
     if not entries:
         return signals
     out = list(signals)
     for i in range(entries[0]):
-        out[i] = atoms.FRAME if out[i] in (None, atoms.BLANK) else out[i]
-    for i in range(entries[-1] + 1, len(out)):
-        out[i] = atoms.FRAME if out[i] in (None, atoms.BLANK) else out[i]
+        out[i] = atoms.FRAME if out[i] is None else out[i]
+    last = signals[entries[-1]]
+    if isinstance(last, tuple) and not str(last[-1]).rstrip().endswith(_OPENS):
+        for i in range(entries[-1] + 1, len(out)):
+            out[i] = atoms.FRAME if out[i] is None else out[i]
     return out
+
+
+_OPENS = ("{", "(", "[", "=>", ":")
 
 
 def whole_ids(items: Sequence[str]) -> set[str]:

@@ -63,19 +63,25 @@ def hunk_lines(h: Hunk) -> tuple[list[str], list[str]]:
     return [], []
 
 
+_LOCAL = re.compile(r"^[ \t]+(?:let|var|const)\s")   # a variable inside a block: no one else's to use
+# A line that is only a comment: it names, it does not use (xmlparser's doc comment "Values:
+# actual, expected" moved another commit's `let actual` to its commit).
+COMMENT = re.compile(r"^\s*(?://|#(?!include|define|if|endif|pragma|\[)|/\*|\*|--|<!--)")
+
+
 def defined(lines: Iterable[str]) -> list[str]:
-    """The names these lines define, in order."""
+    """The names these lines define, in order (not a block's local variables)."""
     out: list[str] = []
     for ln in lines:
-        m = _DEF.match(ln) or _ASSIGN.match(ln)
+        m = None if _LOCAL.match(ln) else _DEF.match(ln) or _ASSIGN.match(ln)
         if m and m.group(1) not in out and len(m.group(1)) >= 2:
             out.append(m.group(1))
     return out
 
 
 def used(lines: Iterable[str]) -> set[str]:
-    """The identifiers these lines name (comments and strings included: a cheap reading)."""
-    return {m.group(0) for ln in lines for m in _IDENT.finditer(ln)}
+    """The identifiers these lines name (strings included: a cheap reading), comment lines aside."""
+    return {m.group(0) for ln in lines if not COMMENT.match(ln) for m in _IDENT.finditer(ln)}
 
 
 def indent(line: str) -> int:

@@ -40,7 +40,10 @@ _IMPORT = re.compile(r"""^\s*(?:import\s+(?:static\s+)?([\w.]+)|from\s+([.\w]+)\
 
 # A line that begins a definition, and the name it defines.
 _DEFINES = re.compile(r"^\s*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
-                      r"(?:def|class|function|fn|func|struct|enum|trait|interface)\s+([A-Za-z_]\w*)")
+                      r"(?:def|class|function|fn|func|struct|enum|trait|interface)\s+([A-Za-z_]\w*)"
+                      # a JS/TS test or suite, by its title (sindresorhus/is: two commits' test
+                      # blocks side by side, one 119-line hunk)
+                      r"""|^\s*(?:test|it|describe)(?:\.\w+)?\(\s*['"`]([^'"`\n]+)""")
 
 
 # One entry of a list, set or table on a line of its own: a quoted string or a name, with its value.
@@ -94,7 +97,7 @@ class _Lines:
             entry = _ENTRY.match(text) if len(u.old) + len(u.new) == 1 else None
             out.append(("commit", who) if who is not None else ("file", named[0]) if named else
                        ("import", next(g for g in module.groups() if g)) if module else
-                       ("defines", begins[1]) if begins else ("entry", text.strip()) if entry else
+                       ("defines", begins[1] or begins[2]) if begins else ("entry", text.strip()) if entry else
                        atoms.BLANK if not text.strip() else atoms.COMMENT if names.COMMENT.match(text) else None)
         return _framed(out)
 

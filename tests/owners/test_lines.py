@@ -266,3 +266,49 @@ def test_a_repair_never_empties_a_later_commit_with_a_whole_hunk(tmp_path, monke
     assert "it will have no commit of its own" not in res.out and "Empty" not in res.out, res.out
     assert res.code == 3, res.text
     assert "Parse beta" not in repo.log("main..clean")
+
+
+# Two commits in other languages' shapes, each adding its part of the same places: a Rust enum's
+# variant with its doc comment, an arm of its match, a change-log line, a JS test block.
+SHAPES_BASE = {
+    "error.rs": "pub enum Error {\n    /// Bad name.\n    BadName,\n}\n\nfn say(e: Error) -> &'static str {\n"
+                "    match e {\n        Error::BadName => {\n            \"bad name\"\n        }\n    }\n}\n",
+    "CHANGELOG.md": "# Changes\n\n## Unreleased\n- Nothing yet.\n",
+    "test.js": "test('bad name', () => {\n\tcheck(1);\n});\n",
+}
+SHAPES = [
+    ("Add a bad quote error", {
+        "error.rs": "pub enum Error {\n    /// Bad name.\n    BadName,\n\n    /// Bad quote.\n    BadQuote(char),\n}\n\n"
+                    "fn say(e: Error) -> &'static str {\n    match e {\n        Error::BadName => {\n"
+                    "            \"bad name\"\n        }\n        Error::BadQuote(c) => {\n            \"bad quote\"\n"
+                    "        }\n    }\n}\n",
+        "CHANGELOG.md": "# Changes\n\n## Unreleased\n- Nothing yet.\n- `BadQuote`.\n",
+        "test.js": "test('bad name', () => {\n\tcheck(1);\n});\n\ntest('bad quote', () => {\n\tcheck(2);\n});\n"}),
+    ("Add a bad space error", {
+        "error.rs": "pub enum Error {\n    /// Bad name.\n    BadName,\n\n    /// Bad quote.\n    BadQuote(char),\n\n"
+                    "    /// Bad space.\n    BadSpace(char, usize),\n}\n\n"
+                    "fn say(e: Error) -> &'static str {\n    match e {\n        Error::BadName => {\n"
+                    "            \"bad name\"\n        }\n        Error::BadQuote(c) => {\n            \"bad quote\"\n"
+                    "        }\n        Error::BadSpace(c, n) => {\n            \"bad space\"\n        }\n    }\n}\n",
+        "CHANGELOG.md": "# Changes\n\n## Unreleased\n- Nothing yet.\n- `BadQuote`.\n- `BadSpace`.\n",
+        "test.js": "test('bad name', () => {\n\tcheck(1);\n});\n\ntest('bad quote', () => {\n\tcheck(2);\n});\n\n"
+                   "test('bad space', () => {\n\tcheck(3);\n});\n"}),
+]
+
+
+def test_variants_arms_change_log_lines_and_test_blocks_are_atoms(tmp_path, monkeypatch, truth_model):
+    """Squashed, each of these hunks holds lines of both commits (xmlparser's, sindresorhus/is'):
+    each is split where its commits' lines meet, and a model that knows places each part."""
+    monkeypatch.setitem(HISTORIES, "shapes", (SHAPES_BASE, SHAPES))
+    _truth(tmp_path, "shapes", monkeypatch)
+    repo, messages, trees = _build(tmp_path, "shapes", squash=True)
+    assert retcon(repo, "spec", "rm", "clean").code == 0
+    text = (tmp_path / "spec.toml").read_text().replace(f'test = "{TEST}"\n', "")
+    (tmp_path / "spec.toml").write_text(text)
+    res = retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "-m", "owners-truth", "--no-edit")
+    assert res.code == 0, res.text
+    rows = json.loads(retcon(repo, "hunks", "--json").out)
+    split = {r["path"] for r in rows if ":" in r["id"]}
+    assert split == {"error.rs", "CHANGELOG.md", "test.js"}, rows
+    assert retcon(repo, "run").code == 0
+    assert [repo.tree(f"clean~{i}") for i in range(len(messages) - 1, -1, -1)] == trees

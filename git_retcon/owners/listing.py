@@ -44,6 +44,20 @@ class Row:
                 "removed": h.removed_lines, "commit": commit, "who": self.who, "why": self.why}
 
 
+def evidence_firsts(store: Store, stored: Stored) -> dict[str, int]:
+    """For each hunk or atom the model placed, the logical commit (0-based) the evidence ranked
+    first, as the last placement's note kept it (state/notes.PlacedBy); empty where none did."""
+    at = get_commit(store.repo, stored.commit)
+    for _ in range(WALK):
+        kept = notes.read_spec(store, str(at.id)).get("placed")
+        if kept:
+            return {i: p["first"] - 1 for i, p in kept.items() if "first" in p}
+        if not at.parents:
+            break
+        at = at.parents[0]
+    return {}
+
+
 def last_placement(store: Store, stored: Stored) -> dict[str, tuple[int, Who]]:
     """The who of each hunk, as the last save that placed hunks recorded it: its note's `placed`
     (state/notes.PlacedBy), or the save's message where an older version wrote only that."""

@@ -278,8 +278,9 @@ SHAPES_BASE = {
 }
 SHAPES = [
     ("Add a bad quote error", {
-        "error.rs": "pub enum Error {\n    /// Bad name.\n    BadName,\n\n    /// Bad quote.\n    BadQuote(char),\n}\n\n"
-                    "fn say(e: Error) -> &'static str {\n    match e {\n        Error::BadName => {\n"
+        "error.rs": "pub enum Error {\n    /// Bad name.\n    BadName,\n\n    /// Bad quote.\n"
+                    "    BadQuote(char),\n}\n\nfn say(e: Error) -> &'static str {\n    match e {\n"
+                    "        Error::BadName => {\n"
                     "            \"bad name\"\n        }\n        Error::BadQuote(c) => {\n            \"bad quote\"\n"
                     "        }\n    }\n}\n",
         "CHANGELOG.md": "# Changes\n\n## Unreleased\n- Nothing yet.\n- `BadQuote`.\n",

@@ -153,3 +153,44 @@ def test_lines_a_commit_took_that_name_the_failure_are_given_back(tmp_path, scri
     assert retcon(repo, "squash").code == 0
     shown = [ln for ln in repo.git("show", "--format=", "feature-clean~1").splitlines() if ln[:2] in ("+ ", "- ")]
     assert shown == ['+    "alpha": 1,', '-    "alpha",'], shown
+
+
+def test_lines_the_evidence_put_in_the_failing_commit_are_taken_back_together(tmp_path, scripted):
+    """The model overruled the evidence for two hunks commit 1 needs together (its function and
+    the helper it calls): neither alone mends commit 1, both together do, and the failure names
+    neither. The placement's note kept the evidence's first choice: the repair takes them back."""
+    repo = GitRepo.init(tmp_path / "repo")
+    app = "import os\n\n\ndef where():\n    return os.getcwd()\n"
+    repo.commit("base", {"app.py": app, "test_base.py": "import app\nassert app.where()\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("wip", {
+        "app.py": "def helper():\n    return 2\n\n\n" + app + "\n\ndef alpha():\n    return helper() * 2\n\n\n"
+                  "def beta():\n    return 3\n",
+        "test_alpha.py": "import app\nassert app.alpha() == 4\n",
+        "test_beta.py": "import app\nassert app.beta() == 3\n"})
+    repo.git("checkout", "-q", "main")
+    head = ('source = "feature"\nremote = "main"\ncleaned = "feature-clean"\n'
+            'test = "for t in test_*.py; do python3 $t || exit 1; done"\n')
+    (tmp_path / "spec.toml").write_text(head + '[[commit]]\nmessage = "Alpha"\n[[commit]]\nmessage = "Beta"\n')
+    assert retcon(repo, "spec", "import", str(tmp_path / "spec.toml")).code == 0
+    rows = json.loads(retcon(repo, "hunks", "--json").out)
+    by = {(r["path"], r["lines"]): r["id"] for r in rows}
+    helper, tail = by[("app.py", "-0,0 +1,4")], by[("app.py", "-5,0 +10,8")]
+    alpha, beta = next(r["id"] for r in rows if r["path"] == "test_alpha.py"), \
+        next(r["id"] for r in rows if r["path"] == "test_beta.py")
+    # tail holds alpha() (its + lines 1-4) and beta() (5-8); the model put helper and alpha() in 2.
+    (tmp_path / "spec.toml").write_text(
+        head + f'[[commit]]\nmessage = "Alpha"\nhunks = ["{alpha}"]\n'
+        f'[[commit]]\nmessage = "Beta"\nhunks = ["{helper}", "{tail}:1-4", "{tail}:5-8", "{beta}"]\n')
+    assert retcon(repo, "spec", "import", str(tmp_path / "spec.toml")).code == 0
+    spec_commit = repo.git("rev-parse", "refs/retcon/feature-clean")
+    overruled = {"commit": 2, "who": "model", "first": 1}
+    placed = {helper: overruled, f"{tail}:1-4": overruled}
+    repo.git("notes", "--ref=retcon", "add", "-f", "-m", json.dumps({"placed": placed}), spec_commit)
+    res = retcon(repo, "run", "-m", "retcon-paths")
+    assert res.code == 0, res.text
+    assert "The 8 lines commit 2 names in app.py: they pass; committing them as the fix (no model needed)" \
+        in res.out, res.out
+    spec = tomli.loads(repo.git("show", "refs/retcon/feature-clean:spec.toml"))
+    assert sorted(spec["commit"][0]["hunks"]) == sorted([alpha, helper, f"{tail}:1-4"])
+    assert repo.tree("feature-clean") == repo.tree("feature")

@@ -130,10 +130,13 @@ def relevant(w: Work, commits: range, paths: set[str] | None, output: str) -> li
             if h is None:
                 continue
             shown = atoms.as_hunk(h, part[1]) if part else h
+            text = (shown.added + shown.removed).decode("utf-8", "replace")
+            # the names it quotes, and those it defines (go's `func TestX`, named by `--- FAIL: TestX`)
             quoted = {m.decode("utf-8", "replace") for m in _QUOTED.findall(shown.added + shown.removed)}
+            quoted |= {n for n in names.defined(text.splitlines()) if len(n) >= 3}
             quotes = any(re.search(rf"(?<![\w-]){re.escape(q)}(?![\w-])", headers) for q in quoted)
             if quotes or paths is None or h.path in paths:
-                fit = len(said & names.words((shown.added + shown.removed).decode("utf-8", "replace")))
+                fit = len(said & names.words(text))
                 out.append(_Item(item, j, h.path, shown.added_lines + shown.removed_lines, quotes, fit))
     return out
 

@@ -74,6 +74,21 @@ def test_a_long_cargo_build_summary_names_the_cause_not_the_count():
     assert summary("cargo-build-json.txt") == "error[E0583]: file not found for module `u128_ext`"
 
 
+E0004 = "error[E0004]: non-exhaustive patterns: `error::StreamError::InvalidString(_, _, _)` not covered"
+
+
+def test_a_cargo_error_after_many_warnings_is_the_summary_and_keeps_its_location():
+    # xmlparser: 27 warnings (each with a `= warning: ... hard error in Rust 2021!` line), then the
+    # one error, a last warning and the counts: the character cap used to cut the error, not warnings.
+    raw = text("cargo-test-e0004-warnings.txt")
+    kept = trim(raw)
+    assert f"{E0004}\n   --> src/error.rs:91:15" in kept    # the error's own lines, as rustc wrote them
+    assert summary("cargo-test-e0004-warnings.txt") == E0004
+    p = rework.parse(kept, "/tmp/i37cap/xmlparser")          # what the rework brief reads: the trimmed output
+    assert keys(p)[0] == "src/error.rs:91" and p.cause == E0004
+    assert not any(k.startswith("src/xmlchar.rs") for k in keys(p))    # the warnings are no location
+
+
 # -- JavaScript and TypeScript ---------------------------------------------------------------
 
 

@@ -41,6 +41,18 @@ def test_the_summary_is_the_cause_not_the_count_nor_a_frame():
     assert reason(tape) == "TypeError: c[k] is not a function"
 
 
+def test_a_warning_line_is_never_the_cause():
+    # xmlparser's first `...` range warning: its `= warning:` note says "a hard error in Rust 2021!",
+    # its `= note:` a URL with "error" in it. Neither is what failed.
+    lines = (FIXTURES / "cargo-test-e0004-warnings.txt").read_text().splitlines()
+    at = lines.index("warning: `...` range patterns are deprecated")
+    block = lines[at:lines.index("", at) + 1]
+    note = "   = warning: this is accepted in the current edition (Rust 2015) but is a hard error in Rust 2021!"
+    assert note in block
+    assert reason("\n".join(block)) == "exit 1"
+    assert reason("src/util.c:3:5: warning: unused variable 'n' [-Wunused-variable]\n") == "exit 1"
+
+
 def test_a_path_into_a_build_worktree_is_shown_from_its_root():
     raw = ("node:internal/modules/cjs/loader:1210\n\nError: Cannot find module "
            "'/home/u/p/.git/retcon/worktrees/feature-clean/build'\nRequire stack:\n- /x/test/index.js\n")

@@ -20,6 +20,7 @@ _CAUSE = re.compile(
     r"^(?:error(?:\[E\d+\])?: (?!could not compile|aborting due to)|"     # rustc, cargo
     r"E\s+\S|[A-Z]{1,3}\d{3,4} (?:\[\*\] )?\S)|"                       # pytest's E lines, ruff's codes
     r"(?:^|\s)(?:fatal )?error(?: TS\d+)?: |"                             # gcc, javac, mypy, tsc, kotlinc
+    r"\.\w+:\d+:\d+: ERROR: |"                                             # esbuild (tsx): path:line:col: ERROR:
     r"(?:^|[\s>:])(?:[\w$]+\.)*[A-Z]\w*(?:Error|Exception)(?: \[\w+\])?: |^\s*Error(?: \[\w+\])?: |"  # exceptions
     r"undefined reference to|\bundefined: |undeclared name: |panicked at|cannot find symbol|"
     r"[Nn]o such file or directory|Cannot find module|[Uu]nresolved reference|no required module provides|"
@@ -34,7 +35,11 @@ _NOT_A_CAUSE = re.compile(r"^\s+at |^\s*(?:g?make(?:\[\d+\])?: \*\*\*|npm (?:ERR
                           r"^\S+:\d+(?::\d+)?: warning: |"    # gcc's and clang's
                           r"^(?:E\s+)?SystemExit(?:: -?\d*)?$|"   # only that it exited: what it printed says why
                           r"^\s*(?:[✔✓√]|ok \d+\b)|"
-                          r"could not compile|aborting due to|\d+ (?:failed|errors?)\b.*\d+ (?:passed|total)")
+                          r"could not compile|aborting due to|\d+ (?:failed|errors?)\b.*\d+ (?:passed|total)|"
+                          r"Transform failed with \d+ errors?:|"    # esbuild's count: the lines under it say which
+                          # node:test's TAP: a file that failed to run (its stderr, in `# ` lines above, says
+                          # why), or a message that is a YAML block (under the `not ok` line that names the test)
+                          r"^\s*error: (?:'test failed'|[|>][-+]?)$")
 # rustc's and cargo's warning: its head, then its lines (`-->`, the excerpt, `= warning: ... a hard
 # error in Rust 2021!`, `note:`) up to a blank line or the next message. None of them is the cause.
 _WARNING_HEAD = re.compile(r"^warning(?:\[\w+\])?: ")
@@ -57,7 +62,7 @@ def cause(output: str) -> str | None:
     for rx in (_CAUSE, _TEST_FAILED, _LOCATED, _INTERESTING):
         line = next((ln for ln in lines if rx.search(ln)), None)
         if line is not None:
-            return _shorten(re.sub(r"^E\s+", "", line))
+            return _shorten(re.sub(r"^(?:E\s+|# )", "", line))    # pytest's `E`, TAP's comment
     return None
 
 
@@ -136,8 +141,7 @@ def trim(output: str) -> str:
     if len(lines) <= _KEEP_HEAD + _KEEP_TAIL:
         text = "\n".join(lines)
         return text if len(text) <= _MAX_CHARS else _cut(lines, set(range(len(lines))), errors)
-    first = errors[0] if errors else next((i for i, ln in enumerate(lines) if _INTERESTING.search(ln)
-                                           and i not in warned and not _NOT_A_CAUSE.search(ln)), None)
+    first = errors[0] if errors else _first(lines, warned)
     keep = set(range(_KEEP_HEAD)) | set(range(len(lines) - _KEEP_TAIL, len(lines)))
     if first is not None:
         keep |= set(range(max(first - _KEEP_BEFORE, 0), min(first + _KEEP_AFTER, len(lines))))
@@ -145,6 +149,17 @@ def trim(output: str) -> str:
     middle = [i for i in range(len(lines)) if i not in keep and i not in warned and _INTERESTING.search(lines[i])]
     keep |= set(middle[:30]) | set(errors)
     return _cut(lines, keep, errors)
+
+
+def _first(lines: list[str], warned: set[int]) -> int | None:
+    """Where an output with no error's own line failed: its first failed test (a TAP `not ok`
+    whose message is a YAML block), else its first error-looking line."""
+    for rx in (_TEST_FAILED, _INTERESTING):
+        at = next((i for i, ln in enumerate(lines) if rx.search(ln) and i not in warned
+                   and not _NOT_A_CAUSE.search(ln)), None)
+        if at is not None:
+            return at
+    return None
 
 
 def _errors(lines: list[str], warned: set[int]) -> list[int]:

@@ -166,6 +166,27 @@ def test_vitest_report_with_colours():
     assert summary("vitest.txt").startswith("Error: Failed to load url ../../src/tax.mjs")
 
 
+# sindresorhus/is's tests, run by node's test runner through tsx (esbuild): paths as the runner sees
+# them, in a build worktree, so that the summary shows them from its root.
+IN_WORKTREE = "/home/u/is/.git/retcon/worktrees/is-clean/"
+TSX_SYNTAX = 'test/test.ts:1316:0: ERROR: Unexpected "}"'
+
+
+@pytest.mark.parametrize("name", ["node-tsx-syntax-tap.txt", "node-tsx-syntax-spec.txt"])
+def test_a_syntax_error_under_tsx_is_summarised_by_esbuilds_line_not_test_failed(name):
+    # TAP puts the failed file's stderr in `# ` comments and says only `error: 'test failed'`; above
+    # esbuild's line, `Transform failed with 1 error:` is a count.
+    raw = text(name).replace("/tmp/i37cap/is/", IN_WORKTREE)
+    assert Result("test", "x", "fail", 1.0, 1, trim(raw)).reason() == TSX_SYNTAX
+
+
+def test_a_failing_assertion_under_tsx_is_summarised_by_its_test():
+    # The assertion's message is a YAML block (`error: |-`) under `not ok 83 - is.class`.
+    assert summary("node-tsx-assert-tap.txt") == "not ok 83 - is.class"
+    p = rework.parse(text("node-tsx-assert-tap.txt"), "/tmp/i37cap/is")
+    assert p.tests == ["is.class"] and "test/test.ts:1309" in keys(p)
+
+
 def test_tsc5_module_relative_to_the_importing_file():
     p = parsed("tsc5.txt", "ts")
     assert p.names == ["bold", "slugify"] and p.modules == ["src/money.js"]   # './money.js' from src/index.ts

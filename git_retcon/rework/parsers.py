@@ -2,8 +2,8 @@
 
 One parser per language or family of tools (rework/formats/): Python (pytest, unittest,
 tracebacks, mypy, ruff), C and C++ (gcc, clang, ld), Rust (rustc and cargo, human and JSON),
-JavaScript and TypeScript (node, tsc, node:test, tape, jest, vitest, mocha), Go (build, vet,
-test), Java and Kotlin (javac, kotlinc, Maven, JUnit), and any `path:line[:col]` that none
+JavaScript and TypeScript (node, tsc, esbuild, node:test, tape, jest, vitest, mocha), Go (build,
+vet, test), Java and Kotlin (javac, kotlinc, Maven, JUnit), and any `path:line[:col]` that none
 of them took: failing locations, missing names, modules and packages, failing test ids,
 the evidence lines and the first error's words.
 """

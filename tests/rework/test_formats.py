@@ -180,6 +180,13 @@ def test_a_syntax_error_under_tsx_is_summarised_by_esbuilds_line_not_test_failed
     assert Result("test", "x", "fail", 1.0, 1, trim(raw)).reason() == TSX_SYNTAX
 
 
+@pytest.mark.parametrize("name", ["node-tsx-syntax-tap.txt", "node-tsx-syntax-spec.txt"])
+def test_esbuilds_error_under_tsx_is_the_first_location_and_the_cause(name):
+    p = rework.parse(text(name), "/tmp/i37cap/is")
+    assert p.cause == TSX_SYNTAX and keys(p)[0] == "test/test.ts:1316"
+    assert p.locations[0].message == 'Unexpected "}"'
+
+
 def test_a_failing_assertion_under_tsx_is_summarised_by_its_test():
     # The assertion's message is a YAML block (`error: |-`) under `not ok 83 - is.class`.
     assert summary("node-tsx-assert-tap.txt") == "not ok 83 - is.class"

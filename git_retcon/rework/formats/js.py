@@ -1,5 +1,5 @@
-"""JavaScript and TypeScript: node's errors and stack traces, tsc, and the test runners'
-reports (node:test in TAP and spec, tape, jest, vitest, mocha).
+"""JavaScript and TypeScript: node's errors and stack traces, tsc, esbuild's (tsx's) transform
+errors, and the test runners' reports (node:test in TAP and spec, tape, jest, vitest, mocha).
 
 A module is resolved against the file that imports it (`'../colors.mjs'` from `test/x.mjs`
 is `colors.mjs`); a bare one (`kleur`) is a package. Stack frames count only in the
@@ -16,6 +16,11 @@ _ERROR = re.compile(r"^\s*(?:Exception during run: |Uncaught )?(?P<exc>[A-Z]\w*(
                     r"(?: \[\w+\])?: (?P<msg>.+)$")
 _FRAME = re.compile(rf"^\s+(?:at |❯ |at: )?(?:async )?(?:(?:[^()]*?) \(|(?:\S+ )?)?"
                     rf"(?P<path>(?:file://)?[^\s()]+\.{_JS}):(?P<line>\d+):(?P<col>\d+)\)?$")
+# esbuild (tsx, vite) failing to transform a file: `/abs/test/test.ts:1316:0: ERROR: Unexpected "}"`,
+# in node:test's TAP as a `# ` comment. The `Error [TransformError]: Transform failed with 1 error:`
+# above it only counts them.
+_ESBUILD = re.compile(rf"^(?:# )?(?P<path>\S+\.{_JS}):(?P<line>\d+):(?P<col>\d+): ERROR: (?P<msg>.+)$")
+_COUNT_ONLY = re.compile(r"^Transform failed with \d+ errors?:$")
 _UNCAUGHT_AT = re.compile(rf"^(?P<path>(?:file://)?/\S+\.{_JS}):(?P<line>\d+)$")
 _TAP_LOCATION = re.compile(rf"^\s+location: '(?P<path>[^']+\.{_JS}):(?P<line>\d+):(?P<col>\d+)'$")
 _NODE_TEST_AT = re.compile(rf"^test at (?P<path>\S+\.{_JS}):(?P<line>\d+):(?P<col>\d+)$")
@@ -60,13 +65,14 @@ def js(lines: list[str], c: Collector) -> None:
     for i, line in enumerate(lines):
         if i in c.seen:
             continue  # a line another format read (a warning's, a JSON message)
-        if _tsc(i, line, c):
+        if _tsc(i, line, c) or _esbuild(i, line, c):
             continue
         m = _ERROR.match(line)
         if m:
             error, frames = f"{m['exc']}: {m['msg']}".strip(), 0
             c.keep(i)
-            c.cause(i, error)
+            if not _COUNT_ONLY.match(m["msg"]):
+                c.cause(i, error)
             _missing(i, lines, line, c)
             continue
         f = _FRAME.match(line) or _TAP_LOCATION.match(line) or _NODE_TEST_AT.match(line)
@@ -144,6 +150,15 @@ def _tests(i: int, line: str, c: Collector) -> bool:
         c.keep(i)
         return False
     return False
+
+
+def _esbuild(i: int, line: str, c: Collector) -> bool:
+    m = _ESBUILD.match(line)
+    if m:
+        c.location("esbuild", m["path"], m["line"], m["col"], m["msg"])
+        c.cause(i, line.removeprefix("# "))
+        c.keep(i)
+    return m is not None
 
 
 def _tsc(i: int, line: str, c: Collector) -> bool:

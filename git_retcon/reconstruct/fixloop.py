@@ -120,8 +120,13 @@ def _by_lines(w: Work, journal: Journal, diag: rework.Diagnosis, tip: CommitId) 
     committed as a WIP with no model call; None where none passes or fails for the better."""
     from git_retcon import rework
 
-    def better(result: Result, tree: TreeId) -> bool:
-        return rework.better(diag.obs, diagnose(w, as_failure(result), {}, tree=tree).obs)
+    def better(result: Result, tree: TreeId) -> str:
+        """"ran": better, and the tests ran where they did not (a compile error gone); "better";
+        or "" (rework.better says how a failure changes for the better)."""
+        after = diagnose(w, as_failure(result), {}, tree=tree).obs
+        if not rework.better(diag.obs, after):
+            return ""
+        return "ran" if after.tests_ran and not diag.obs.tests_ran else "better"
 
     paths = {c.hunk.path for c in diag.blame.candidates} | {loc.path for loc in diag.blame.locations if loc.path}
     found = repair.by_lines(w, tip, paths, diag.failure.output, better)

@@ -162,7 +162,7 @@ def moves(w: Work, paths: set[str], output: str) -> list[_Move]:
 
 
 def by_lines(w: Work, tip: CommitId, paths: set[str], output: str,
-             better: Callable[[Result, TreeId], bool]) -> Lines:
+             better: Callable[[Result, TreeId], str]) -> Lines:
     """The lines moved between commit k and later ones that mend commit k (the module's comment)."""
     out = Lines()
     if not lines.in_lines(w.spec) or w.k >= w.n - 1:
@@ -187,11 +187,17 @@ def by_lines(w: Work, tip: CommitId, paths: set[str], output: str,
             break
         out.tried.append((move.said(), result.reason()))
         # Progress only forward: lines given back can hide a test, which is no step towards a fix.
-        if out.tree is None and not move.give and better(result, tree) and _leads_on(w, move, result.output):
+        if out.tree is None and not move.give and _progress(w, move, result, better(result, tree)):
             out.tree, out.took, out.progress, out.given = tree, move.said(), True, move.give
             out.moved = _moved(w, move)
     w.wt.reset(tip)
     return out
+
+
+def _progress(w: Work, move: _Move, result: Result, verdict: str) -> bool:
+    """A move forward that fails is progress where the tests now run that did not (xmlparser's
+    commit 2: a match arm taken, the crate compiles), or where it fails for the better and leads on."""
+    return verdict == "ran" or (verdict == "better" and _leads_on(w, move, result.output))
 
 
 def _leads_on(w: Work, move: _Move, output: str) -> bool:

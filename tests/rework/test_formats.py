@@ -89,6 +89,14 @@ def test_a_cargo_error_after_many_warnings_is_the_summary_and_keeps_its_location
     assert not any(k.startswith("src/xmlchar.rs") for k in keys(p))    # the warnings are no location
 
 
+def test_a_failed_cargo_test_after_a_trimmed_warning_block_is_a_failing_test():
+    """As git-retcon records it, trimmed: `test attribute_err_01 ... FAILED` follows a warning's
+    block with no blank line between; it was read as part of the warning, and no test failed."""
+    p = rework.parse(text("cargo-test-panic-trimmed.txt"), "/tmp/i37cap/xmlparser")
+    assert p.tests == ["attribute_err_01"]
+    assert keys(p)[0] == "tests/elements.rs:157"
+
+
 # -- JavaScript and TypeScript ---------------------------------------------------------------
 
 

@@ -39,6 +39,9 @@ _DEFINED_HERE = re.compile(r"^note: (?:\w+ )*(?:function|method) defined here$")
 _FN = re.compile(r"\bfn\s+(?P<n>\w+)")
 _INCLUDE = re.compile(r"couldn't read `(?P<m>[^`]+)`")
 _CARGO_TEST = [re.compile(r"^(?P<id>[\w:]+) --- FAILED$"), re.compile(r"^test (?P<id>\S+) \.\.\. FAILED$")]
+# cargo test's lines after the build: where a trimmed output joins them to a warning's block
+# (xmlparser: `test attribute_err_01 ... FAILED` was read as part of a warning, and no test failed).
+_AFTER_BUILD = re.compile(r"^(?:running \d+ tests?|test \S+ \.\.\. |---- \S+ stdout ----|test result: |\[\.\.\. )")
 _NOT_BUILT = re.compile(r"^error: (?:could not compile `|aborting due to)")
 _SOURCE = re.compile(r"^\s*\d+\s*\|")    # the source line under a message
 _JSON_LINE = re.compile(r'^\{.*"(?:reason":"compiler-message|\$message_type":"diagnostic)')
@@ -64,6 +67,8 @@ def rust(lines: list[str], c: Collector) -> None:
             if warning:
                 c.seen.add(i)
             continue
+        if warning and _AFTER_BUILD.match(line):
+            warning = False    # cargo test's own lines end a warning block a trim left unclosed
         if warning:
             # A warning's block runs to the next blank line: not one of the error's locations.
             if line.strip():

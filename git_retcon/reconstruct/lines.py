@@ -33,13 +33,23 @@ def in_lines(spec: specmod.Spec) -> bool:
 def planned_tree(w: Work, upto: int, extra: Sequence[str] = (), without: Sequence[str] = ()) -> TreeId:
     """The merge base with what logical commits 0..upto take (upto -1: the merge base), with the
     items of `hunks` in extra and not those in without (a repair's: lines moved between commits)."""
-    repo, spec = w.run.repo, w.spec
+    spec = w.spec
     if w.run.branch_diff is None:
-        w.run.branch_diff = spec_diff(repo, spec)
-    base, _, hunks = w.run.branch_diff
-    base_tree = tree_of(get_commit(repo, base))
+        w.run.branch_diff = spec_diff(w.run.repo, spec)
     if upto >= len(spec.commits) - 1:
         return w.br.source_tree
+    # What makes the tree: the items and paths of commits 0..upto (a repair's move changes them).
+    key = (*((tuple(c.hunks), tuple(c.paths)) for c in spec.commits[: upto + 1]), tuple(extra), tuple(without))
+    if key not in w.run.planned:
+        w.run.planned[key] = _planned(w, upto, extra, without)
+    return TreeId(w.run.planned[key])
+
+
+def _planned(w: Work, upto: int, extra: Sequence[str], without: Sequence[str]) -> TreeId:
+    repo, spec = w.run.repo, w.spec
+    assert w.run.branch_diff is not None
+    base, _, hunks = w.run.branch_diff
+    base_tree = tree_of(get_commit(repo, base))
     taken: dict[str, frozenset[int] | None] = {}
     by_id = {h.id: h for h in hunks}
     for items, paths in [*((c.hunks, c.paths) for c in spec.commits[: upto + 1]), (list(extra), [])]:

@@ -85,6 +85,9 @@ class Run:
     spending: Spending = field(default_factory=Spending)
     remaining: RemainingDiff | None = None   # the remaining diff, kept up to date across steps
     branch_diff: tuple[str, str, list[Hunk]] | None = None   # merge base, source tip and the hunks between
+    # Planned trees by what makes them (reconstruct/lines.py): each commit's step and every repair
+    # try asks for the same few again.
+    planned: dict[tuple[object, ...], str] = field(default_factory=dict)
     left: Left | None = None   # what each logical commit has left, moved with the remaining diff
     exchanges: ExchangeLog | None = None   # for `llm logs`; made from opts.log on first use
     window: tuple[str, Window] | None = None   # the model's context window (model id, window), once per run

@@ -146,14 +146,15 @@ def moves(w: Work, paths: set[str], output: str) -> list[_Move]:
     then commit k's own that name it, given back together (tomli's commit 2 took three entries of
     the expected failures that commit 3's parser makes pass); then each alone, forward (those whose
     words commit k's message says first) before back; then later lines in the failure's files."""
-    ahead = sorted(relevant(w, range(w.k + 1, w.n), paths, output), key=lambda i: (-i.fit, i.size))
-    mine = sorted((i for i in relevant(w, range(w.k, w.k + 1), paths, output) if i.names),
-                  key=lambda i: (i.fit, i.size))
+    every = relevant(w, range(w.k, w.n), None, output)     # read once: each filter below is a view
+    later = [i for i in every if i.j != w.k]
+    ahead = sorted((i for i in later if i.names or i.path in paths), key=lambda i: (-i.fit, i.size))
+    mine = sorted((i for i in every if i.j == w.k and i.names), key=lambda i: (i.fit, i.size))
     forward, back = tuple(i for i in ahead if i.names), tuple(mine)
     # The lines the evidence ranked first for commit k that the model placed later (pflag, with the
     # 1.5B model: 46 atoms of the feature put in the rename after it): the evidence's second chance.
     firsts = evidence_firsts(w.run.store, w.stored)
-    overruled = tuple(i for i in relevant(w, range(w.k + 1, w.n), None, output) if firsts.get(i.item) == w.k)
+    overruled = tuple(i for i in later if firsts.get(i.item) == w.k)
     out = [_Move(forward, False)] if len(forward) > 1 else []
     out += [_Move(overruled, False)] if overruled else []
     out += [_Move(back, True)] if len(back) > 1 else []

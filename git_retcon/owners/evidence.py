@@ -171,6 +171,7 @@ class _Score:
     strong: list[bool]
     said: list[list[str]]
     lines: Counter[int]
+    words: list[int]         # how many words of the hunk each commit's message or hints say
 
 
 def _rank(repo: pygit2.Repository, spec: specmod.Spec, ev: Evidence, doubt: list[diff.Hunk], reader: _Reader,
@@ -199,11 +200,12 @@ def _rank(repo: pygit2.Repository, spec: specmod.Spec, ev: Evidence, doubt: list
 def _score(f: _Spec, reader: _Reader, h: diff.Hunk, inside: str | None) -> _Score:
     """The ranking rows' weights for h, per logical commit."""
     n = len(f.spec.commits)
-    out = _Score([0.0] * n, [False] * n, [[] for _ in range(n)], f.wrote.get(h.id, Counter()))
+    out = _Score([0.0] * n, [False] * n, [[] for _ in range(n)], f.wrote.get(h.id, Counter()), [0] * n)
     for w, weight in reader.terms(h, inside).items():
         for k in range(n):
             if w in f.commit_words[k]:
                 out.scores[k] += weight / f.naming[w]
+                out.words[k] += 1
                 if weight > rules.LINES.weight and f.naming[w] == 1 and not reader.common(h.path, w):
                     out.strong[k] = True
                     out.said[k].append(w)
@@ -242,6 +244,10 @@ def _verdict(f: _Spec, ev: Evidence, h: diff.Hunk, sc: _Score) -> Decided | list
                            and scores[best] - floor >= 2 * (scores[second] - floor)):
         return Decided(best, "rule", _why(best, sc.lines, f.owner_of, ev.sources, sorted(sc.said[best])))
     top = scores[best]
+    # One word, however weighty, decides nothing alone (p-map's "promise" is on eleven lines).
+    if top > 0 and sc.words[best] >= 2 and top >= rules.CLEAR.weight * scores[second]:
+        return Decided(best, "rule", f"its evidence scores commit {best + 1} {top / scores[second]:.1f} times any other"
+                       if scores[second] > 0 else f"its evidence points to commit {best + 1} only")
     if top > 0:
         keep = [k for k in order if scores[k] >= 0.25 * top][:PLAUSIBLE]
         keep = keep if len(keep) >= 2 else order[:2]

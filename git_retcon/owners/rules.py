@@ -134,7 +134,14 @@ CALLS = Rule("tests with the code they call", "a test hunk's calls of names that
              "define", "ranks", 3.0, "keyword history: test_calc.py calls clamp(), which commit 3 defines")
 RANKING = [SOURCE_EXACT, SOURCE_NEAR, DEFINES, AROUND, PHRASE, FILE, HINTED, LINES, CALLS]
 
-TABLE: list[Rule] = [r for r, _ in DECIDING] + [r for r, _ in RULING_OUT] + RANKING
+# The ranking rows' sum decides when one commit's is CLEAR.weight times every other's. Measured on
+# the six real histories of bench/real_histories.py: every atom so decided was in its authors'
+# commit (52 of 52; at 2.0 times, 65 of 71); the 1.5B model, asked, was right on 9 of 49.
+CLEAR = Rule("the evidence's clear first", "the ranking rows' sum for each commit still running: one commit's "
+             "at least this many times every other's", "decides", 2.5,
+             "pflag: 45 atoms of the unknown-flags mode whose words name commit 1 (unknown, flags, handling)")
+
+TABLE: list[Rule] = [r for r, _ in DECIDING] + [r for r, _ in RULING_OUT] + RANKING + [CLEAR]
 
 
 def phrases(h: diff.Hunk) -> set[str]:

@@ -3,6 +3,8 @@ through llm's plugin manager like the scripted model.
 
 - `owners-last` (schema support): always the last choice offered, the bias the 1.5B model showed
   ("4" or "5" for almost every hunk, whatever the hunk).
+- `owners-recent` (schema support): of the choices offered, the commit listed last in the prompt's
+  list of commits: the 1.5B model's other bias (pflag's third commit took 47 of its 62 atoms).
 - `owners-last-text` (no schema): the same as one plain number; its first reply to a question is
   prose ("I think it is the last one") when $RETCON_OWNERS_CHATTY is set, so the reply is asked again.
 - `owners-erring` (schema support): the truth from $RETCON_OWNERS_TRUTH (JSON: a hunk's text as
@@ -92,6 +94,15 @@ class OwnersLastText(OwnersLast):
         return str(got)
 
 
+class OwnersRecent(OwnersLast):
+    model_id = "owners-recent"
+
+    def pick(self, prompt: str, offered: list[int]) -> int:
+        listed = [int(n) for n in re.findall(r"^(\d+)\. ", prompt.split("\nPart ", 1)[0], re.M)]
+        mine = [n for n in listed if n in offered]
+        return mine[-1] if mine else super().pick(prompt, offered)
+
+
 class OwnersErring(OwnersLast):
     model_id = "owners-erring"
 
@@ -133,7 +144,7 @@ class ImperfectOwnersErring(_Extracts):
     answers = OwnersErring()
 
 
-PLUGIN = ModelPlugin("retcon-owners", OwnersLast(), OwnersLastText(), OwnersErring(), ImperfectOwnersLast(),
-                     ImperfectOwnersErring())
+PLUGIN = ModelPlugin("retcon-owners", OwnersLast(), OwnersRecent(), OwnersLastText(), OwnersErring(),
+                     ImperfectOwnersLast(), ImperfectOwnersErring())
 register = PLUGIN.register
 unregister = PLUGIN.unregister

@@ -7,8 +7,10 @@ prefix, so a server's prompt cache serves it); the choices, in an order that fav
 (shuffled with a seed from the hunk's id), and the hunk with its file name come last. The reply
 is constrained by a JSON schema where the model supports one, else it is one number read
 strictly, asked once more after a bad reply. An answer that differs from the evidence's best
-score is asked again in the reversed order (a small model favours the last choices); two
-answers that differ leave the hunk uncertain.
+score is asked again with the choices and the commits' list both reversed (a small model favours
+the last choices, and the commit listed last: the 1.5B model put 47 of pflag's 62 atoms in its
+third commit, 30 of is's 63 in its third); two answers that differ leave the hunk uncertain.
+Every question is asked once before any is asked again, so each phase shares one prefix.
 """
 from __future__ import annotations
 
@@ -80,9 +82,11 @@ def order(hid: str, choices: list[int]) -> list[int]:
     return out
 
 
-def commits_text(spec: specmod.Spec) -> str:
+def commits_text(spec: specmod.Spec, last_first: bool = False) -> str:
+    """The commits with their numbers and hints, in order or listed from the last to the first."""
     out = []
-    for k, c in enumerate(spec.commits):
+    listed = list(enumerate(spec.commits))
+    for k, c in reversed(listed) if last_first else listed:
         line = f"{k + 1}. {c.summary}"
         hints = " ".join(c.hints.split())
         if hints:
@@ -158,18 +162,21 @@ class Asker:
         self.model = model
         self.structured = bool(getattr(model, "supports_schema", False))
         self.prefix = commits_text(spec)
+        self.prefix_last_first = commits_text(spec, last_first=True)
         self.log = log
         self.say = say
         self.tally = Tally()
         self.index: dict[str, int] = {}     # hunk id -> its place among the questions (Part k/n)
         self.whole: dict[str, diff.Hunk] = {}   # an atom's hunk, by the hunk's id: the context it is shown in
 
-    def _prompt(self, hs: list[diff.Hunk], choices: list[int], again: str) -> str:
+    def _prompt(self, hs: list[diff.Hunk], choices: list[int], again: str, last_first: bool = False) -> str:
         listed = ", ".join(str(specmod.number(k)) for k in choices)
         h = hs[0]
         how = ('Reply with JSON: {"commit": N}, N one of those numbers.' if self.structured
                else "Reply with the number only.")
-        return template("owner.md").substitute(commits=self.prefix, part=str(self.index.get(h.id, 0) + 1),
+        return template("owner.md").substitute(commits=self.prefix_last_first if last_first else self.prefix,
+                                               listed="listed from the last to the first" if last_first
+                                               else "in order", part=str(self.index.get(h.id, 0) + 1),
                                                n=str(max(len(self.index), 1)), choices=listed,
                                                how=how + again, path=h.path,
                                                hunk="\n\n".join(self._text(x) for x in hs),
@@ -183,37 +190,57 @@ class Asker:
         question = Question(prompt, schema(choices), route="schema" if self.structured else "text")
         return str(ask(self.model, question, Asking(self.log, self.tally.add, self.say)))
 
-    def choose(self, h: diff.Hunk | list[diff.Hunk], choices: list[int]) -> int | None:
+    def choose(self, h: diff.Hunk | list[diff.Hunk], choices: list[int], last_first: bool = False) -> int | None:
         """One question (about one hunk, or a few adjacent ones), asked once more after a reply
         that names none of the choices."""
         h = h if isinstance(h, list) else [h]
-        text = self._call(self._prompt(h, choices, ""), choices)
+        text = self._call(self._prompt(h, choices, "", last_first), choices)
         got = read_reply(text, choices, self.structured)
         if got is None:
             shown = " ".join(text.split())[:60]
             listed = ", ".join(str(specmod.number(k)) for k in choices)
             again = f"\nYour last reply ({shown!r}) named none of them: reply with one of {listed}."
-            got = read_reply(self._call(self._prompt(h, choices, again), choices), choices, self.structured)
+            got = read_reply(self._call(self._prompt(h, choices, again, last_first), choices), choices,
+                             self.structured)
         return got
 
-    def answer(self, h: diff.Hunk | list[diff.Hunk], ranked: list[tuple[int, float]], top: int | None) -> Answer:
-        """Which commit h (a hunk, or a few adjacent ones) belongs to: asked once, and again in the
-        reversed order unless the answer is the evidence's best."""
+    def first(self, h: diff.Hunk | list[diff.Hunk], ranked: list[tuple[int, float]], top: int | None) -> Answer:
+        """The first asking: settled when there is one choice or the answer is the evidence's best;
+        else an Answer whose who is "model, uncertain" until settle() has asked again."""
         with self.tally.lock:
             self.tally.questions += 1
         h = h if isinstance(h, list) else [h]
-        first_order = order(h[0].id, [k for k, _ in ranked])
-        a = self.choose(h, first_order)
-        if len(first_order) == 1:
-            return Answer(first_order[0], "model", (a,))
+        shown = order(h[0].id, [k for k, _ in ranked])
+        a = self.choose(h, shown)
+        if len(shown) == 1:
+            return Answer(shown[0], "model", (a,))
         if a is not None and a == top:
             return Answer(a, "model", (a,))
-        b = self.choose(h, list(reversed(first_order)))
+        return Answer(a if a is not None else -1, "model, uncertain", (a,))
+
+    def settled(self, got: Answer) -> bool:
+        return got.who == "model" or len(got.replies) > 1
+
+    def settle(self, h: diff.Hunk | list[diff.Hunk], ranked: list[tuple[int, float]], top: int | None,
+               got: Answer) -> Answer:
+        """The second asking of an answer first() left open: the choices in the reversed order and
+        the commits listed from the last to the first; the same answer twice is the model's, two
+        answers are uncertain (the evidence's best among them, if any, is taken)."""
+        if self.settled(got):
+            return got
+        h = h if isinstance(h, list) else [h]
+        a = got.replies[0]
+        b = self.choose(h, list(reversed(order(h[0].id, [k for k, _ in ranked]))), last_first=True)
         if a is not None and a == b:
             return Answer(a, "model", (a, b))
         fallback = top if top is not None else ranked[0][0]
         pick = top if top is not None and top in (a, b) else (a if a is not None else b if b is not None else fallback)
         return Answer(pick, "model, uncertain", (a, b))
+
+    def answer(self, h: diff.Hunk | list[diff.Hunk], ranked: list[tuple[int, float]], top: int | None) -> Answer:
+        """Which commit h (a hunk, or a few adjacent ones) belongs to: asked once, and again (the
+        choices and the commits' list reversed) unless the answer is the evidence's best."""
+        return self.settle(h, ranked, top, self.first(h, ranked, top))
 
 
 def groups(doubt: list[diff.Hunk], ev: Evidence) -> list[list[diff.Hunk]]:
@@ -244,16 +271,24 @@ def ask_all(asker: Asker, ev: Evidence, jobs: int = 1, say: Callable[[str], None
     done = [0]
     lock = threading.Lock()
 
-    def one(g: list[diff.Hunk]) -> tuple[list[diff.Hunk], Answer]:
-        got = asker.answer(g, ev.ranked[g[0].id], ev.top(g[0].id))
+    def one(g: list[diff.Hunk]) -> Answer:
+        got = asker.first(g, ev.ranked[g[0].id], ev.top(g[0].id))
         with lock:
             done[0] += 1
             if say is not None and (done[0] % 10 == 0 or done[0] == len(doubt)):
                 say(f"  asked {done[0]}/{len(doubt)} questions")
-        return g, got
+        return got
+
+    def again(pair: tuple[list[diff.Hunk], Answer]) -> Answer:
+        g, got = pair
+        return asker.settle(g, ev.ranked[g[0].id], ev.top(g[0].id), got)
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for g, got in pool.map(one, doubt):
+        firsts = list(pool.map(one, doubt))
+        open_ = sum(not asker.settled(a) for a in firsts)
+        if say is not None and open_:
+            say(f"  asking {open_} again, the commits listed from the last to the first")
+        for g, got in zip(doubt, pool.map(again, zip(doubt, firsts, strict=True)), strict=True):
             for h in g:
                 out[h.id] = got
     return out

@@ -62,9 +62,25 @@ def test_a_model_that_favours_the_last_choice_is_asked_twice_and_left_uncertain(
         assert (first, second) == (shown[-1], shown[0])          # the last offered, each time
         assert a.who == "model, uncertain"
     assert asker.tally.questions == 4 and asker.tally.calls == 8
-    # The prefix every question shares: the commits first, the same text each time.
-    prefixes = {e["prompt"].split("Part ", 1)[0] for e in asked}
-    assert len(prefixes) == 1 and "1. First" in prefixes.pop()
+    # Every question is asked once before any is asked again, and each round shares one prefix:
+    # the commits in order, then listed from the last to the first.
+    prefixes = [e["prompt"].split("Part ", 1)[0] for e in asked]
+    assert len(set(prefixes[:4])) == 1 and "1. First\n" in prefixes[0] and "in order" in prefixes[0]
+    assert len(set(prefixes[4:])) == 1 and "3. Third\n2. Second\n1. First" in prefixes[4]
+
+
+def test_a_model_that_favours_the_commit_listed_last_is_left_uncertain(tmp_path, owners_models):
+    """The 1.5B model put 47 of pflag's 62 atoms in its third and last commit, asked twice with the
+    choices reversed: asked again with the commits listed from the last to the first, it answers
+    otherwise, and the evidence's best of its two answers is taken."""
+    spec, ev = _setup(tmp_path)
+    h = ev.hunks[0]
+    asker = question.Asker(llm.get_model("owners-recent"), spec)
+    got = asker.answer(h, [(0, 2.0), (2, 1.0)], 0)
+    assert got.replies == (2, 0) and (got.k, got.who) == (0, "model, uncertain")
+    # Where the evidence's best is the commit it favours, one asking settles it.
+    got = asker.answer(h, [(2, 2.0), (0, 1.0)], 2)
+    assert (got.k, got.who, got.replies) == (2, "model", (2,))
 
 
 def test_an_answer_that_agrees_with_the_evidence_is_asked_once(tmp_path, owners_models):

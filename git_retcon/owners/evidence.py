@@ -160,6 +160,11 @@ class _Spec:
     wrote: dict[str, Counter[int]]       # per hunk, the lines each source commit wrote
     owner_of: list[tuple[int, bool] | None]
     defined_in: dict[str, int]
+    named: list[set[str]] = field(default_factory=list)   # each message's names of two or more parts
+
+    @property
+    def named_all(self) -> set[str]:
+        return set().union(*self.named) if self.named else set()
 
 
 @dataclass
@@ -185,7 +190,8 @@ def _rank(repo: pygit2.Repository, spec: specmod.Spec, ev: Evidence, doubt: list
     facts = _Spec(spec, commit_words,
                   [" ".join(re.findall(r"[a-z0-9]+", (c.message + " " + c.hints).lower())) for c in spec.commits],
                   Counter(w for ws in commit_words for w in ws), {h.path for h in ev.hunks}, wrote,
-                  [_source_owner(spec, s, commit_words) for s in ev.sources], _defined_in(ev))
+                  [_source_owner(spec, s, commit_words) for s in ev.sources], _defined_in(ev),
+                  [rules.identifiers(c.message) for c in spec.commits])
     for h in doubt:
         inside = reader.around(h)
         verdict = _verdict(facts, ev, h, _score(facts, reader, h, inside))
@@ -215,6 +221,12 @@ def _score(f: _Spec, reader: _Reader, h: diff.Hunk, inside: str | None) -> _Scor
             out.scores[k] += rules.PHRASE.weight
             out.strong[k] = True
             out.said[k].append(phrase)
+    for name in rules.runs(h) & f.named_all:
+        said_by = [k for k in range(n) if name in f.named[k]]
+        for k in said_by if len(said_by) == 1 else []:
+            out.scores[k] += rules.NAMED.weight
+            out.strong[k] = True
+            out.said[k].append(name)
     for k in (k for k, c in enumerate(f.spec.commits) if names_file(c.hints, h.path, f.paths)):
         out.scores[k] += rules.HINTED.weight
     if names.is_test(h.path):

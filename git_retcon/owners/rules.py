@@ -132,7 +132,11 @@ LINES = Rule("words of its lines", "the words of the hunk's changed lines (a wor
              "the file tells nothing)", "ranks", 1.0, "tomli: \"hex-escape\" and 'Add \\xHH Unicode escape code'")
 CALLS = Rule("tests with the code they call", "a test hunk's calls of names that hunks placed in one commit "
              "define", "ranks", 3.0, "keyword history: test_calc.py calls clamp(), which commit 3 defines")
-RANKING = [SOURCE_EXACT, SOURCE_NEAR, DEFINES, AROUND, PHRASE, FILE, HINTED, LINES, CALLS]
+NAMED = Rule("a name a message writes", "an identifier of two or more parts one commit's message writes "
+             "(`negativeInteger`), said by the hunk in words or inside a longer name ('negative integer', "
+             "isNegativeInteger)", "ranks", 4.0,
+             "is: 'Add `negativeInteger`, ...' and the lines 'negative integer', isNegativeInteger")
+RANKING = [SOURCE_EXACT, SOURCE_NEAR, DEFINES, AROUND, PHRASE, NAMED, FILE, HINTED, LINES, CALLS]
 
 # The ranking rows' sum decides when one commit's is CLEAR.weight times every other's. Measured on
 # the six real histories of bench/real_histories.py: every atom so decided was in its authors'
@@ -153,3 +157,34 @@ def phrases(h: diff.Hunk) -> set[str]:
         if len(parts) >= 2 and all(len(p) >= 3 for p in parts):
             out.add(" ".join(parts))
     return out
+
+
+RUN = 5      # parts of a name a run of words joins at most
+
+
+def identifiers(text: str) -> set[str]:
+    """The identifiers of two or more parts a message writes, lowercased and joined:
+    `negativeInteger`, negative_integer -> negativeinteger."""
+    out = set()
+    for ident in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text):
+        parts = _parts(ident)
+        if len(parts) >= 2:
+            out.add("".join(parts))
+    return out
+
+
+def runs(h: diff.Hunk) -> set[str]:
+    """Every run of two to RUN consecutive words or name parts on one changed line of the hunk,
+    joined: 'non-negative integer' and isNonNegativeInteger both give nonnegativeinteger."""
+    removed, added = names.hunk_lines(h)
+    out: set[str] = set()
+    for ln in (added or removed)[:200]:
+        tokens = [p for ident in re.findall(r"[A-Za-z][A-Za-z0-9_]*", ln[:300]) for p in _parts(ident)]
+        for i in range(len(tokens)):
+            for j in range(i + 2, min(i + RUN, len(tokens)) + 1):
+                out.add("".join(tokens[i:j]))
+    return out
+
+
+def _parts(ident: str) -> list[str]:
+    return [p.lower() for p in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", ident.replace("_", " "))]

@@ -82,9 +82,26 @@ def test_the_evidences_clear_first_decides(tmp_path):
     added = "func (f *FlagSet) setUnknownFlagsHandling(h UnknownFlagsHandling) {\n\tf.unknownFlags = h\n}\n"
     ev, ids = _evidence(tmp_path, {"flag.go": base, "other.go": "package other\n"},
                         {"flag.go": base + added, "other.go": "package other\n\nvar shorter = 1\n"},
-                        [LogicalCommit("Extend UnknownFlags to UnknownFlagsHandling"),
+                        [LogicalCommit("Pass on the flags that are unknown"),
                          LogicalCommit("Handle both allowlist and whitelist flags"),
                          LogicalCommit("Rename symbols to shorter ones")])
     d = ev.decided[ids["flag.go"]]
     assert (d.k, d.who) == (0, "rule") and "its evidence scores commit 1" in d.why and "times any other" in d.why
     assert rules.CLEAR in rules.TABLE and rules.CLEAR.kind == "decides"
+
+
+def test_a_name_a_message_writes_speaks_for_the_lines_that_say_it(tmp_path):
+    """is: 'Add `negativeInteger` ...' and the lines `'negative integer',` and
+    `export function isNegativeInteger`, beside a commit that adds `nonNegativeNumber`: the words
+    negative and integer are in both messages, the name in one."""
+    base = "const names = [\n\t'number',\n];\n"
+    ev, ids = _evidence(tmp_path, {"index.ts": base, "names.ts": base},
+                        {"index.ts": base + "export function isNegativeInteger(v: number) {\n\treturn v < 0;\n}\n",
+                         "names.ts": base.replace("\t'number',\n", "\t'number',\n\t'negative integer',\n")},
+                        [LogicalCommit("Add `nonNegativeNumber` and `positiveInteger` predicates"),
+                         LogicalCommit("Add `negativeInteger` and `oneOf` predicates")])
+    for path in ("index.ts", "names.ts"):
+        d = ev.decided.get(ids[path])
+        assert d is not None and d.k == 1 and "negativeinteger" in d.why, (path, d, ev.ranked.get(ids[path]))
+    assert rules.runs(next(h for h in ev.hunks if h.path == "names.ts")) >= {"negativeinteger"}
+    assert rules.identifiers("Add `negativeInteger`, and fix_it") == {"negativeinteger", "fixit"}

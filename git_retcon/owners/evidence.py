@@ -161,6 +161,7 @@ class _Spec:
     owner_of: list[tuple[int, bool] | None]
     defined_in: dict[str, int]
     named: list[set[str]] = field(default_factory=list)   # each message's names of two or more parts
+    writes: dict[str, int] = field(default_factory=dict)  # a format string decided hunks add -> their commit
 
     @property
     def named_all(self) -> set[str]:
@@ -191,8 +192,13 @@ def _rank(repo: pygit2.Repository, spec: specmod.Spec, ev: Evidence, doubt: list
                   [" ".join(re.findall(r"[a-z0-9]+", (c.message + " " + c.hints).lower())) for c in spec.commits],
                   Counter(w for ws in commit_words for w in ws), {h.path for h in ev.hunks}, wrote,
                   [_source_owner(spec, s, commit_words) for s in ev.sources], _defined_in(ev),
-                  [rules.identifiers(c.message) for c in spec.commits])
-    for h in doubt:
+                  [rules.identifiers(c.message) for c in spec.commits], _writes(ev))
+    # Code first: a test's rows (the code it calls, the messages it expects) read what the code's
+    # hunks were decided to be, the ranking's decisions included.
+    code_done = False
+    for h in sorted(doubt, key=lambda h: names.is_test(h.path)):
+        if names.is_test(h.path) and not code_done:
+            facts.defined_in, facts.writes, code_done = _defined_in(ev), _writes(ev), True
         inside = reader.around(h)
         verdict = _verdict(facts, ev, h, _score(facts, reader, h, inside))
         if isinstance(verdict, Decided):
@@ -232,6 +238,9 @@ def _score(f: _Spec, reader: _Reader, h: diff.Hunk, inside: str | None) -> _Scor
     if names.is_test(h.path):
         for k in {f.defined_in[u] for u in names.used(names.hunk_lines(h)[1]) if u in f.defined_in}:
             out.scores[k] += rules.CALLS.weight
+        lines = names.hunk_lines(h)[1]
+        for k in {k for pattern, k in f.writes.items() if any(re.search(pattern, ln) for ln in lines)}:
+            out.scores[k] += rules.WRITES.weight
     total = sum(out.lines.values())
     for i, count in out.lines.items():
         found = f.owner_of[i] if i < len(f.owner_of) else None
@@ -266,6 +275,16 @@ def _verdict(f: _Spec, ev: Evidence, h: diff.Hunk, sc: _Score) -> Decided | list
     else:   # no evidence at all: every commit still running is plausible
         keep = order
     return [(k, round(scores[k], 3)) for k in keep]
+
+
+def _writes(ev: Evidence) -> dict[str, int]:
+    """The format strings the hunks decided so far add, each with its one logical commit."""
+    found: dict[str, set[int]] = {}
+    for h in ev.hunks:
+        if (d := ev.decided.get(h.id)) is not None and not names.is_test(h.path):
+            for pattern in rules.formats(names.hunk_lines(h)[1]):
+                found.setdefault(pattern, set()).add(d.k)
+    return {pattern: next(iter(ks)) for pattern, ks in found.items() if len(ks) == 1}
 
 
 def _defined_in(ev: Evidence) -> dict[str, int]:

@@ -136,7 +136,11 @@ NAMED = Rule("a name a message writes", "an identifier of two or more parts one 
              "(`negativeInteger`), said by the hunk in words or inside a longer name ('negative integer', "
              "isNegativeInteger)", "ranks", 4.0,
              "is: 'Add `negativeInteger`, ...' and the lines 'negative integer', isNegativeInteger")
-RANKING = [SOURCE_EXACT, SOURCE_NEAR, DEFINES, AROUND, PHRASE, NAMED, FILE, HINTED, LINES, CALLS]
+WRITES = Rule("tests with the messages the code writes", "a test hunk's lines that a format string of hunks "
+              "placed in one commit would write", "ranks", 3.0,
+              "xmlparser: tests/pi.rs expects \"expected 'version' not 'encodin' at 1:7\", which the new "
+              "InvalidString arm's write!(f, \"expected '{}' not '{}' at {}\") writes")
+RANKING = [SOURCE_EXACT, SOURCE_NEAR, DEFINES, AROUND, PHRASE, NAMED, FILE, HINTED, LINES, CALLS, WRITES]
 
 # The ranking rows' sum decides when one commit's is CLEAR.weight times every other's. Measured on
 # the six real histories of bench/real_histories.py: every atom so decided was in its authors'
@@ -188,3 +192,21 @@ def runs(h: diff.Hunk) -> set[str]:
 
 def _parts(ident: str) -> list[str]:
     return [p.lower() for p in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", ident.replace("_", " "))]
+
+
+_STRING = re.compile(r'"((?:[^"\\\n]|\\.){4,300})"')
+# A format's placeholder: {} {0} {name:>4} (Rust, Python), %s %5.2f (C, Python), ${x} (JS).
+_HOLE = re.compile(r"\{[^{}]*\}|%[-+ 0#]*\d*(?:\.\d+)?[sdifrxXu]|\$\{[^}]*\}")
+FIXED = 8         # characters of fixed text a format has at least, or it tells nothing apart
+
+
+def formats(lines: list[str]) -> set[str]:
+    """The format strings of lines (a placeholder and FIXED characters of fixed text or more), each
+    as a pattern that the text it writes matches."""
+    out = set()
+    for ln in lines:
+        for m in _STRING.finditer(ln):
+            pieces = _HOLE.split(m.group(1))
+            if len(pieces) >= 2 and sum(len(p.strip()) for p in pieces) >= FIXED:
+                out.add(".+?".join(re.escape(p) for p in pieces))
+    return out

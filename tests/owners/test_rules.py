@@ -105,3 +105,27 @@ def test_a_name_a_message_writes_speaks_for_the_lines_that_say_it(tmp_path):
         assert d is not None and d.k == 1 and "negativeinteger" in d.why, (path, d, ev.ranked.get(ids[path]))
     assert rules.runs(next(h for h in ev.hunks if h.path == "names.ts")) >= {"negativeinteger"}
     assert rules.identifiers("Add `negativeInteger`, and fix_it") == {"negativeinteger", "fixit"}
+
+
+def test_a_test_goes_with_the_code_that_writes_the_message_it_expects(tmp_path):
+    """xmlparser: tests/pi.rs expects "expected 'version' not 'encodin' at 1:7", which the new
+    InvalidString arm's format writes; that arm's own commit is decided by its name, and the test
+    hunk, which shares no word with any message, ranks that commit first."""
+    base = ("pub enum StreamError {\n    InvalidChar(char, Pos),\n}\n\n"
+            "impl fmt::Display for StreamError {\n    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n"
+            "        match *self {\n            StreamError::InvalidChar(c, pos) => {\n"
+            "                write!(f, \"bad char '{}' at {}\", c, pos)\n            }\n        }\n    }\n}\n")
+    after = base.replace("        }\n    }\n}\n", "            StreamError::InvalidString(ref a, ref e, pos) => {\n"
+                         "                write!(f, \"expected '{}' not '{}' at {}\", e, a, pos)\n"
+                         "            }\n        }\n    }\n}\n")
+    test = "test!(decl_01, \"<?xml vers?>\",\n    Token::Fault(\"cause bad char 'v' at 1:7\".into())\n);\n"
+    ev, ids = _evidence(tmp_path, {"src/error.rs": base, "tests/pi.rs": test, "README.md": "xml\n"},
+                        {"src/error.rs": after, "README.md": "An XML parser.\n",
+                         "tests/pi.rs": test.replace("bad char 'v'", "expected 'version' not 'vers?'")},
+                        [LogicalCommit("Readme updated."), LogicalCommit("Added StreamError::InvalidString.")])
+    assert ev.decided[ids["src/error.rs"]].k == 1
+    hid = ids["tests/pi.rs"]
+    first = ev.decided[hid].k if hid in ev.decided else ev.ranked[hid][0][0]
+    assert first == 1, ev.ranked.get(hid)
+    assert rules.formats(['write!(f, "expected \'{}\' not \'{}\' at {}", e, a, pos)']) == {
+        "expected\\ '.+?'\\ not\\ '.+?'\\ at\\ .+?"}

@@ -65,7 +65,7 @@ class _View:
             return False
         if not isinstance(obj, pygit2.Tree):
             return False
-        return any(self.changes.get(f, True) is not None for f in _files_under(self.repo, obj, prefix))
+        return any(self.changes.get(f, True) is not None for f in files_under(self.repo, obj, prefix))
 
     def conflict(self, path: str) -> str | None:
         """A path that blocks creating `path` (a file where a directory must be, or vice versa)."""
@@ -79,10 +79,11 @@ class _View:
         return None
 
 
-def _files_under(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> Iterator[str]:
+def files_under(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> Iterator[str]:
+    """Every file's path in tree, under prefix."""
     for entry in tree:
         if entry.type == pygit2.GIT_OBJECT_TREE:
-            yield from _files_under(repo, as_tree(repo, entry.id), f"{prefix}{entry.name}/")
+            yield from files_under(repo, as_tree(repo, entry.id), f"{prefix}{entry.name}/")
         else:
             yield f"{prefix}{entry.name}"
 

@@ -18,6 +18,7 @@ from typing import Literal
 import pygit2
 
 from git_retcon import diff
+from git_retcon.diff.apply import files_under
 from git_retcon.git.plumbing import get_blob, get_commit
 from git_retcon.model.guards import names_file
 from git_retcon.owners import names, rules
@@ -28,6 +29,7 @@ from git_retcon.state import spec as specmod
 # the same answer, or once agreeing with the evidence), or the model unsure (two answers differ).
 Who = Literal["user", "rule", "model", "model, uncertain"]
 
+_QUOTED = re.compile(r"""["']([\w][\w.-]{2,60})["']""")   # a quoted word that may name a file
 PLAUSIBLE = 5          # the most commits one question offers
 COMMON = 5             # a word on this many lines of a file names nothing in it (p-map's "promise")
 
@@ -78,6 +80,17 @@ class _Reader:
         self.repo, self.base, self.tip = repo, base, tip
         self.files: dict[tuple[str, bool], list[str]] = {}
         self.counts: dict[str, Counter[str]] = {}
+        self._folders: dict[str, set[str]] | None = None
+
+    def folder_of(self, stem: str) -> str | None:
+        """The one folder of the tip's tree that holds files named stem (any extension), if one does."""
+        if self._folders is None:
+            self._folders = {}
+            for path in files_under(self.repo, self.tip):
+                folder, _, name = path.rpartition("/")
+                self._folders.setdefault(name.split(".", 1)[0], set()).add(folder)
+        found = self._folders.get(stem, set())
+        return next(iter(found)) if len(found) == 1 else None
 
     def lines(self, path: str, new: bool) -> list[str]:
         key = (path, new)
@@ -109,6 +122,9 @@ class _Reader:
         put(names.words(" ".join(added or removed)), rules.LINES.weight)
         put(names.words(names.stem(h.path)), rules.FILE.weight)
         put({w for n in names.defined(added or removed) for w in names.words(n)}, rules.DEFINES.weight)
+        for quoted in {m for ln in (added or removed)[:50] for m in _QUOTED.findall(ln)}:
+            if (folder := self.folder_of(quoted)) is not None and folder != h.path.rpartition("/")[0]:
+                put(names.words(folder.rsplit("/", 1)[-1].replace("-", " ")), rules.NAMES_A_FILE.weight)
         if around:
             put(names.words(around), rules.AROUND.weight)
         return out

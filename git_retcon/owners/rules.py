@@ -126,6 +126,10 @@ PHRASE = Rule("an identifier in words", "an identifier of two or more parts the 
               "a real branch: fallback_signers = [...] and 'Sign with the fallback signers'")
 FILE = Rule("its file's name", "the words of the hunk's file name", "ranks", 2.0,
             "tomli: _re.py and 'seconds optional' share nothing; test_data.py and 'test data' do")
+NAMES_A_FILE = Rule("the file a line names", "a quoted word on a changed line that is the name of files in one "
+                    "folder of the tree, less its extension: that folder's words", "ranks", 2.0,
+                    "tomli: \"newline-comment\" in the expected failures names valid/inline-table/"
+                    "newline-comment.toml, and 'Allow newlines ... in inline tables'")
 HINTED = Rule("a file the hints name", "a file several commits' hints name (one commit's decides)", "ranks", 2.0,
               "bench hints that list shared files in two commits")
 LINES = Rule("words of its lines", "the words of the hunk's changed lines (a word on five or more lines of "
@@ -140,7 +144,7 @@ WRITES = Rule("tests with the messages the code writes", "a test hunk's lines th
               "placed in one commit would write", "ranks", 3.0,
               "xmlparser: tests/pi.rs expects \"expected 'version' not 'encodin' at 1:7\", which the new "
               "InvalidString arm's write!(f, \"expected '{}' not '{}' at {}\") writes")
-RANKING = [SOURCE_EXACT, SOURCE_NEAR, DEFINES, AROUND, PHRASE, NAMED, FILE, HINTED, LINES, CALLS, WRITES]
+RANKING = [SOURCE_EXACT, SOURCE_NEAR, DEFINES, AROUND, PHRASE, NAMED, FILE, NAMES_A_FILE, HINTED, LINES, CALLS, WRITES]
 
 # The ranking rows' sum decides when one commit's is CLEAR.weight times every other's. Measured on
 # the six real histories of bench/real_histories.py: every atom so decided was in its authors'

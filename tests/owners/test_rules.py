@@ -129,3 +129,19 @@ def test_a_test_goes_with_the_code_that_writes_the_message_it_expects(tmp_path):
     assert first == 1, ev.ranked.get(hid)
     assert rules.formats(['write!(f, "expected \'{}\' not \'{}\' at {}", e, a, pos)']) == {
         "expected\\ '.+?'\\ not\\ '.+?'\\ at\\ .+?"}
+
+
+def test_a_line_naming_a_file_of_one_folder_says_the_folders_words(tmp_path):
+    """tomli: the expected failures' "newline-comment" names valid/inline-table/newline-comment.toml
+    (and .json), a file no commit changes: the folder's words (inline, table) rank the commit
+    whose message says inline tables."""
+    listed = 'XFAIL = {\n    "no-seconds",\n    "newline-comment",\n}\n'
+    files = {"data/inline-table/newline-comment.toml": "a = {\n}\n", "data/inline-table/newline-comment.json": "{}\n",
+             "data/datetime/no-seconds.toml": "t = 13:37\n", "src/parse.py": "X = 1\n"}
+    ev, ids = _evidence(tmp_path, {**files, "test_data.py": listed},
+                        {**files, "src/parse.py": "X = 2\n",
+                         "test_data.py": listed.replace('    "newline-comment",\n', "")},
+                        [LogicalCommit("Allow newlines in inline tables"), LogicalCommit("Make seconds optional")])
+    hid = ids["test_data.py"]
+    first = ev.decided[hid].k if hid in ev.decided else ev.ranked[hid][0][0]
+    assert first == 0 and (hid in ev.decided or ev.ranked[hid][0][1] > ev.ranked[hid][1][1]), ev.ranked.get(hid)

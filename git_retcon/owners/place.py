@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import llm
 import pygit2
@@ -88,6 +88,19 @@ def place(repo: pygit2.Repository, spec: specmod.Spec, model: llm.Model | None, 
         answers = ask_all(asker, ev, jobs, say)
         tally = asker.tally
     return Placement(hunks, ev, compose(repo, base, tip, len(spec.commits), ev, answers), tally)
+
+
+def renumber(p: Placement, new: list[int]) -> None:
+    """The placement after commits were merged: new[k] is old commit k's number now (its owners,
+    the evidence's decisions and rankings, the best score kept where two commits became one)."""
+    p.composed.owners = {i: replace(o, k=new[o.k]) for i, o in p.composed.owners.items()}
+    p.evidence.decided = {i: replace(d, k=new[d.k]) for i, d in p.evidence.decided.items()}
+    for i, ranked in p.evidence.ranked.items():
+        best: dict[int, float] = {}
+        for k, score in ranked:
+            best[new[k]] = max(best.get(new[k], score), score)
+        p.evidence.ranked[i] = sorted(best.items(), key=lambda ks: (-ks[1], ks[0]))
+    p.composed.empty = sorted({new[k] for k in p.composed.empty} - {o.k for o in p.composed.owners.values()})
 
 
 def assign(spec: specmod.Spec, p: Placement) -> None:

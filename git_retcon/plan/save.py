@@ -16,7 +16,7 @@ from git_retcon.errors import RetconError
 from git_retcon.git.commits import check_identity
 from git_retcon.git.ids import SpecCommitId
 from git_retcon.owners import place as owners
-from git_retcon.plan import branches
+from git_retcon.plan import branches, together
 from git_retcon.plan import report as planreport
 from git_retcon.plan import write as planmod
 from git_retcon.plan.dropped import dropped, exported_from
@@ -161,6 +161,13 @@ def _placed(store: Store, spec: specmod.Spec, req: PlanRequest, say: Callable[[s
     ui = UI()
     with ui.waiting(f"Asking {model.model_id}"):
         p = owners.place(store.repo, spec, model, req.jobs, ui.line, ExchangeLog(req.log, ui.line), spec_diff)
+    if asked:   # the model's own commits, not the user's: test-only ones join the code they test
+        into = together.merges(spec, {i: o.k for i, o in p.owners.items()}, p.hunks)
+        if into:
+            new, said = together.merge(spec, into)
+            owners.renumber(p, new)
+            for line in said:
+                say(line)
     owners.assign(spec, p)
     if p.tally is not None:
         say(f"Placed {len(p.hunks)} hunks: {len(p.evidence.decided)} by the spec and plain rules, "

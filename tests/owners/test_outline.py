@@ -125,3 +125,41 @@ def test_a_folder_of_data_files_is_one_line_of_the_overview(tmp_path, owners_mod
     assert "- tests/data/clamp/ (3 data files, +3 -0): case0.json, case1.json, case2.json" in asked["prompt"]
     assert "case0.json (+1" not in asked["prompt"]
     assert "- calc.py (+4 -0)" in asked["prompt"]
+
+
+def test_a_proposed_commit_of_tests_only_goes_with_the_code_it_tests(tmp_path, owners_models, monkeypatch):
+    """The 1.5B model proposed tomli's three features as nine commits, five of them test data or the
+    list of expected failures alone; plain code puts each test-only commit with the code commit its
+    words speak for, and keeps its message in that commit's hints."""
+    from testing.gitrepo import GitRepo
+
+    monkeypatch.setenv("RETCON_OWNERS_OUTLINE", json.dumps({"commits": [
+        {"message": "Allow inline tables", "holds": "src/tables.py"},
+        {"message": "Make seconds optional in times", "holds": "src/clock.py"},
+        {"message": "Add data files for inline tables", "holds": "tests/data/inline-table/one.toml, "
+                                                                  "tests/data/inline-table/two.toml"},
+        {"message": "Add data files for dates and times", "holds": "tests/data/datetime/three.toml, "
+                                                                    "tests/data/datetime/four.toml"}]}))
+    repo = GitRepo.init(tmp_path / "r")
+    repo.commit("base", {"src/tables.py": "def parse_table(s):\n    return {}\n",
+                         "src/clock.py": "def parse_time(s):\n    h, m, sec = s.split(':')\n    return h, m, sec\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("wip", {"src/tables.py": "def parse_table(s):\n    return {}\n\n\ndef parse_inline_table(s):\n"
+                                         "    return dict(x.split('=') for x in s.strip('{}').split(','))\n",
+                        "src/clock.py": "def parse_time(s):\n    parts = s.split(':') + ['00']\n"
+                                        "    return tuple(parts[:3])\n",
+                        "tests/data/inline-table/one.toml": "a = { b = 1 }\n",
+                        "tests/data/inline-table/two.toml": "c = { d = 2 }\n",
+                        "tests/data/datetime/three.toml": "t = 07:32\n",
+                        "tests/data/datetime/four.toml": "t = 1979-05-27T07:32\n"})
+    repo.git("checkout", "-q", "main")
+    out = _plan(repo)
+    assert out.code == 0, out.text
+    assert "'Add data files for inline tables' holds only tests: they go with 'Allow inline tables'" in out.out
+    spec = json.loads(retcon(repo, "status", "--json").out)
+    assert [c["message"] for c in spec["commits"]] == ["Allow inline tables", "Make seconds optional in times"]
+    rows = {r["path"]: r["commit"] for r in json.loads(retcon(repo, "hunks", "--json").out)}
+    assert rows == {"src/tables.py": 1, "src/clock.py": 2, "tests/data/inline-table/one.toml": 1,
+                    "tests/data/inline-table/two.toml": 1, "tests/data/datetime/three.toml": 2,
+                    "tests/data/datetime/four.toml": 2}
+    assert "With its tests: Add data files for dates and times" in retcon(repo, "spec", "export").out

@@ -1,0 +1,68 @@
+"""`plan --outline`: a proposed commit that holds only tests or their data goes into the code
+commit they test, where the evidence says which one.
+
+The outline's prompt asks for tests with their code; the 1.5B model made tomli's three features
+nine commits, five of them test data or the list of expected failures alone: commits that test
+nothing yet, or fail, on their own. Plain code checks the answer: each test-only commit's words
+(its message, its files' folders and names, its lines) against each code commit's (its message,
+its files' names, the names its lines define and use), a word counting more the fewer code
+commits say it; the one code commit that scores best takes it, its message kept in the hints.
+A test-only commit no code commit speaks for stays as it is.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from git_retcon import diff
+from git_retcon.owners import names
+from git_retcon.state import spec as specmod
+
+
+def _norm(ws: set[str]) -> set[str]:
+    """Words with a plural's s taken off (times, time; tables, table)."""
+    return {w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w for w in ws}
+
+
+def _words(c: specmod.LogicalCommit, hunks: list[diff.Hunk]) -> set[str]:
+    out = names.words(c.message)
+    for h in hunks:
+        out |= names.words(h.path.replace("/", " ").replace("-", " ").replace(".", " "))
+        removed, added = names.hunk_lines(h)
+        out |= names.words(" ".join((added or removed)[:200]))
+    return _norm(out)
+
+
+def merges(spec: specmod.Spec, owner_of: dict[str, int], hunks: list[diff.Hunk]) -> dict[int, int]:
+    """Each commit that holds only test files -> the code commit its words speak for."""
+    n = len(spec.commits)
+    mine: list[list[diff.Hunk]] = [[] for _ in range(n)]
+    for h in hunks:
+        mine[owner_of[h.id]].append(h)
+    code = [k for k in range(n) if any(not names.is_test(h.path) for h in mine[k])]
+    tests = [k for k in range(n) if mine[k] and k not in code]
+    said = {k: _words(spec.commits[k], mine[k]) for k in code}
+    how_many = Counter(w for k in code for w in said[k])
+    out: dict[int, int] = {}
+    for t in tests:
+        theirs = _words(spec.commits[t], mine[t])
+        scores = {k: sum(1 / how_many[w] for w in theirs & said[k]) for k in code}
+        best = max(scores.values(), default=0.0)
+        tops = [k for k, v in scores.items() if v == best]
+        if best > 0 and len(tops) == 1:
+            out[t] = tops[0]
+    return out
+
+
+def merge(spec: specmod.Spec, into: dict[int, int]) -> tuple[list[int], list[str]]:
+    """The commits of `into` dropped from the spec, each one's message kept in its code commit's
+    hints; the new number of every old commit, and what was done, in words."""
+    keep = [k for k in range(len(spec.commits)) if k not in into]
+    place = {k: i for i, k in enumerate(keep)}
+    said = []
+    for t, k in sorted(into.items()):
+        c = spec.commits[k]
+        c.hints = (c.hints + "\n" if c.hints else "") + f"With its tests: {spec.commits[t].summary}"
+        said.append(f"'{spec.commits[t].summary[:50]}' holds only tests: they go with "
+                    f"'{c.summary[:50]}', the code they test")
+    spec.commits = [spec.commits[k] for k in keep]
+    return [place[into.get(k, k)] for k in range(len(keep) + len(into))], said

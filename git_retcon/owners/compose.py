@@ -115,6 +115,24 @@ class _Reading:
         self.defined_by: dict[str, list[str]] = {}     # a hunk -> the names only it defines
         for name, hid in self.defines.items():
             self.defined_by.setdefault(hid, []).append(name)
+        # A local variable only one hunk declares: the hunks of its function that use it need it.
+        local: dict[str, list[str]] = {}
+        for h in hunks:
+            for name in names.declared(names.hunk_lines(h)[1]):
+                if len(name) >= 3 and name not in self.defines:
+                    local.setdefault(name, []).append(h.id)
+        self.declared_in: dict[str, str] = {}          # a local variable -> the one hunk declaring it
+        for name, ids in local.items():
+            if len(ids) == 1:
+                self.defined_by.setdefault(ids[0], []).append(name)
+                self.declared_in[name] = ids[0]
+
+    def tied(self, hid: str) -> bool:
+        """Whether another hunk uses a name this one defines or declares, or this one uses a local
+        variable another declares: a hunk that moves alone may break its function (pflag: a
+        `var errUnknownFlagAll` moved to fill an empty commit left its uses undefined)."""
+        return any(g != hid for name in self.defined_by.get(hid, ()) for g in self.users.get(name, ())) or \
+            any(self.declared_in.get(u, hid) != hid for u in self.adds[hid])
 
     def held_back(self, hid: str, k: int, out: Composed) -> bool:
         """Whether moving hunk hid to commit k breaks what these rules keep: it defines a name an
@@ -147,7 +165,8 @@ def _none_empty(n: int, ev: Evidence, out: Composed, bulk: set[str], reading: _R
     """A logical commit nothing was placed in takes, of the hunks in doubt that could be its, the
     one its evidence scores best for it relative to that hunk's best, when the hunk's own commit
     keeps another: an empty commit is a finding the user must act on, a hunk placed on weak
-    evidence is what the questions' answers are anyway."""
+    evidence is what the questions' answers are anyway. A hunk tied to others by a name (reading.
+    tied) is not taken: the empty commit is then said, at plan time, rather than a broken one."""
     for k in range(n):
         held = Counter(o.k for hid, o in out.owners.items() if hid not in bulk)
         if held[k]:
@@ -158,8 +177,8 @@ def _none_empty(n: int, ev: Evidence, out: Composed, bulk: set[str], reading: _R
             scores = dict(ranked)
             if k not in scores or own.who == "user" or held[own.k] < 2 or hid in bulk:
                 continue
-            if reading.held_back(hid, k, out):
-                continue    # the checks below would move it straight back
+            if reading.held_back(hid, k, out) or reading.tied(hid):
+                continue    # the checks below would move it straight back, or its function breaks
             top = max(scores.values()) or 1.0
             if best is None or scores[k] / top > best[0]:
                 best = (scores[k] / top, hid)

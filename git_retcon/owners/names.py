@@ -79,6 +79,19 @@ def defined(lines: Iterable[str]) -> list[str]:
     return out
 
 
+_DECLARES = re.compile(r"^[ \t]+(?:(?:let|var|const)\s+(?:mut\s+)?([A-Za-z_$][\w$]*)|([A-Za-z_]\w*)\s*:=)")
+
+
+def declared(lines: Iterable[str]) -> list[str]:
+    """The local variables these lines declare (`var x`, `let mut y`, Go's `z :=`): no other
+    function's, but the rest of their own function uses them."""
+    out: list[str] = []
+    for ln in lines:
+        if (m := _DECLARES.match(ln)) and (name := m.group(1) or m.group(2)) not in out:
+            out.append(name)
+    return out
+
+
 def used(lines: Iterable[str]) -> set[str]:
     """The identifiers these lines name (strings included: a cheap reading), comment lines aside."""
     return {m.group(0) for ln in lines if not COMMENT.match(ln) for m in _IDENT.finditer(ln)}

@@ -149,3 +149,33 @@ def test_a_renamed_names_uses_go_with_the_renamed_definition(tmp_path):
     out = compose(r, base, tip, 3, ev, {definition.id: Answer(0, "model", (0, 0)), use.id: Answer(2, "model", (2, 2))})
     assert out.owners[use.id].k == 0 and "removes a use of running" in out.owners[use.id].why
     assert out.owners[definition.id].k == 0
+
+
+def test_an_empty_commit_takes_no_hunk_its_function_needs(tmp_path):
+    """pflag: commit 3 was empty and took `var errUnknownFlagAll ...`, whose uses stayed in commit
+    1, which then failed to build (and a repair would have emptied commit 3 again). A hunk that
+    declares a local variable another hunk uses, or uses one another declares, is not taken: a
+    hunk that stands alone is, else the commit is left empty and said so."""
+    repo = GitRepo.init(tmp_path / "r")
+    body = "  // a\n  // b\n  // c\n  // d\n"
+    repo.commit("base", {"app.js": f"function total(xs) {{\n{body}  return 0;\n}}\n\nfunction other() {{\n"
+                                   f"  return 1;\n}}\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("all", {"app.js": f"function total(xs) {{\n  let running = 0;\n{body}"
+                                  f"  for (const x of xs) running += x;\n  return running;\n}}\n\n"
+                                  f"function other() {{\n  return 2;\n}}\n"})
+    r = pygit2.Repository(str(repo.path))
+    spec = parse(SPEC)
+    base, tip = ends(r, spec)
+    from git_retcon import diff
+
+    declares, uses, alone = diff.remaining(r, str(r[base].peel(pygit2.Commit).tree_id),
+                                           str(r[tip].peel(pygit2.Commit).tree_id))
+    assert b"let running" in declares.added and b"return running" in uses.added and b"return 2" in alone.added
+    ev = Evidence([declares, uses, alone])
+    ev.ranked = {declares.id: [(0, 2.0), (1, 1.9), (2, 1.9)], uses.id: [(0, 2.0), (1, 1.0), (2, 1.0)],
+                 alone.id: [(0, 2.0), (1, 1.0), (2, 1.0)]}
+    answers = {h.id: Answer(0, "model", (0, 0)) for h in (declares, uses, alone)}
+    out = compose(r, base, tip, len(spec.commits), ev, answers)
+    assert [out.owners[h.id].k for h in (declares, uses, alone)] == [0, 0, 1]
+    assert out.empty == [2]

@@ -142,3 +142,15 @@ def test_adjacent_hunks_inside_one_function_are_one_question(tmp_path, owners_mo
     first, second, third = ev.hunks
     assert answers[first.id] == answers[second.id]
     assert asker.tally.questions == 2
+
+
+def test_two_answers_and_no_evidence_between_them_take_the_evidences_order(tmp_path, owners_models):
+    """Where the evidence scores the choices alike and the model answers two ways (the list's
+    order led both), the evidence's order decides, not the first answer."""
+    spec, ev = _setup(tmp_path)
+    h = ev.hunks[0]
+    asker = question.Asker(llm.get_model("owners-recent"), spec)
+    got = asker.answer(h, [(0, 1.0), (2, 1.0)], None)
+    assert got.replies == (2, 0) and (got.k, got.who) == (0, "model, uncertain")
+    got = asker.answer(h, [(2, 1.0), (0, 1.0)], None)
+    assert (got.k, got.who) == (2, "model, uncertain")

@@ -293,11 +293,12 @@ def _atoms_right(repo: GitRepo) -> str:
     and the model's apart, and for the model's what the evidence's first choice would have made."""
     from bench import truth
 
-    who = truth.score(repo, truth.truth_lines(repo), Path(os.devnull), 0).who
-    r, m, f = (who.get(k, [0, 0]) for k in ("rule", "model", "first"))
+    s = truth.score(repo, truth.truth_lines(repo), Path(os.devnull), 0)
+    r, m, f = (s.who.get(k, [0, 0]) for k in ("rule", "model", "first"))
     total = r[1] + m[1]
     return (f"atoms right {r[0] + m[0]}/{total} ({100 * (r[0] + m[0]) // max(total, 1)}%): rules {r[0]}/{r[1]}, "
-            f"model {m[0]}/{m[1]}, the evidence's first for those {f[0]}/{f[1]}")
+            f"model {m[0]}/{m[1]}, the evidence's first for those {f[0]}/{f[1]}"
+            + (f" ({s.unknown} whose every line two commits wrote not scored)" if s.unknown else ""))
 
 
 def _matched(repo: object, owner: dict[str, int]) -> str:

@@ -70,6 +70,7 @@ class Score:
     questions: int = 0
     atoms: int = 0
     who: dict[str, list[int]] = field(default_factory=dict)    # who -> [right, placed]
+    unknown: int = 0        # atoms placed whose lines no one commit wrote: not scored
     code: int = 0
 
 
@@ -127,7 +128,10 @@ def score(repo: GitRepo, truth: dict[str, int], log: Path, code: int) -> Score:
         shown = atoms.as_hunk(h, part[1]) if part else h
         lines = [ln.strip() for ln in (shown.added + shown.removed).decode("utf-8", "replace").splitlines()]
         votes = Counter(truth[ln] for ln in lines if ln in truth)
-        author = votes.most_common(1)[0][0] - 1 if votes else None
+        if not votes:   # every line of it two commits wrote (truth_lines): no author to score against
+            s.unknown += 1
+            continue
+        author = votes.most_common(1)[0][0] - 1
         _tally(s.who, who.split(",")[0], k == author)
         if who.startswith("model"):   # what the evidence alone would have chosen (a tie: none, wrong)
             _tally(s.who, "first", first is not None and first == author)

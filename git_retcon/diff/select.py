@@ -90,6 +90,9 @@ def _item(key: str, parts: list[str]) -> Item:
             raise SelectionError(f"{text}: {part!r} is not a line number or a range like 1-4")
         lo = int(m.group(1))
         hi = int(m.group(2) or lo)
+        if min(lo, hi) < 1:   # the 1.5B model wrote "69d7:1-0": turning it round would not do
+            raise SelectionError(f"{text}: {part!r} names line 0, and read_diff numbers each hunk's lines from 1 "
+                                 f"(write e.g. {hid}:1 for its first)")
         if hi < lo:
             raise SelectionError(f"{text}: the range {part} runs backwards (write {hi}-{lo})")
         numbers.update(range(lo, hi + 1))

@@ -80,14 +80,17 @@ def test_a_bad_selection_is_refused_with_the_numbering_and_nothing_applied(appen
     [hid] = hunk_ids(appended, "main", "feature")
     log = scripted({"1/extract": [turn(call("apply_hunks", hunk_ids=f"{hid}:1-4,12")),
                                   turn(call("apply_hunks", hunk_ids=f"{hid}:4-1")),
+                                  turn(call("apply_hunks", hunk_ids=f"{hid}:1-0")),
                                   turn(call("read_file", path="util.py")),
                                   turn(call("stuck", summary="gave up"))]})
     assert retcon(appended, "run", "-m", "scripted").code == 3
-    bad_range, backwards, util = last_results(log)
+    bad_range, backwards, zero, util = last_results(log)
     shown = diff.short_ids([hid])[hid]
     assert bad_range.startswith(f"Error: hunk {shown} (util.py) has lines 1-8; 12 is not among them; "
                                 "nothing was applied")
-    assert "runs backwards" in backwards
+    assert "runs backwards (write 1-4)" in backwards
+    # Turned round, 1-0 would be 0-1, no better: the answer says where the numbering starts.
+    assert "names line 0, and read_diff numbers each hunk's lines from 1" in zero and "runs backwards" not in zero
     assert util == ONE
 
 

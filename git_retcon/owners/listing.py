@@ -58,17 +58,18 @@ def evidence_firsts(store: Store, stored: Stored) -> dict[str, int]:
     return {}
 
 
-def last_placement(store: Store, stored: Stored) -> dict[str, tuple[int, Who]]:
-    """The who of each hunk, as the last save that placed hunks recorded it: its note's `placed`
-    (state/notes.PlacedBy), or the save's message where an older version wrote only that."""
+def last_placement(store: Store, stored: Stored) -> dict[str, tuple[int, Who, str]]:
+    """The who of each hunk, and a rule's why, as the last save that placed hunks recorded it: its
+    note's `placed` (state/notes.PlacedBy), or the save's message where an older version wrote
+    only that."""
     at = get_commit(store.repo, stored.commit)
     for _ in range(WALK):
         kept = notes.read_spec(store, str(at.id)).get("placed")
         if kept:
-            return {i: (p["commit"] - 1, cast(Who, p["who"])) for i, p in kept.items()}
+            return {i: (p["commit"] - 1, cast(Who, p["who"]), p.get("why", "")) for i, p in kept.items()}
         found = place.read_record(at.message)
         if found:
-            return found
+            return {i: (k, who, "") for i, (k, who) in found.items()}
         if not at.parents:
             break
         at = at.parents[0]
@@ -85,7 +86,7 @@ def rows(store: Store, stored: Stored) -> list[Row]:
     for h in hunks:
         d = ev.decided.get(h.id)
         if d is not None and d.who == "user" and h.id in placed and placed[h.id][0] == d.k:
-            out.append(Row(h, d.k, placed[h.id][1], "the last placement by questions"))
+            out.append(Row(h, d.k, placed[h.id][1], placed[h.id][2] or "the last placement by questions"))
         elif d is not None:
             out.append(Row(h, d.k, d.who, d.why))
         else:

@@ -131,6 +131,8 @@ def placed(p: Placement) -> dict[str, notes.PlacedBy]:
         out[h.id] = {"commit": specmod.number(owner.k), "who": owner.who}
         if owner.who.startswith("model") and (top := p.evidence.top(h.id)) is not None:
             out[h.id]["first"] = specmod.number(top)
+        elif owner.who == "rule" and owner.why:
+            out[h.id]["why"] = owner.why[:200]
     return out
 
 

@@ -140,6 +140,7 @@ class PlacedBy(_PlacedByKeys, total=False):
     """Who placed one hunk or atom of the spec's diff in its logical commit, at a placement's save."""
 
     first: int                        # the model's: the commit the evidence ranked first, 1-based (none: a tie)
+    why: str                          # a rule's: which, in words ("its evidence scores commit 1 3.1 times ...")
 
 
 class SpecNote(TypedDict, total=False):

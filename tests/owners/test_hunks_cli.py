@@ -60,3 +60,19 @@ def test_plan_from_a_file_with_a_model_places_the_hunks_by_questions(tmp_path, s
                                                                 (3, "model")]
     assert retcon(repo, "undo").code == 0
     assert retcon(repo, "hunks").code == 1      # the plan was the spec's first save: undo removed it
+
+
+def test_after_a_placement_a_rules_row_names_the_rule(tmp_path, scripted):
+    """Who decided is data kept with the placement: a hunk a rule placed says which rule, not
+    'the last placement by questions' (issue 37: every hunk said that, the model's and the rules')."""
+    scripted({"*/owner": [{"text": "1"}]})
+    repo = keyword_repo(tmp_path / "r")
+    (tmp_path / "spec.toml").write_text(PLAIN.replace('owners = "questions"\n', "")
+                                        .replace('message = "Third"', 'message = "Clamp: swap bounds"'))
+    out = retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "-m", "scripted", "--no-edit")
+    assert out.code == 0, out.text
+    rows = _listed(repo)
+    ruled = [r for r in rows if r["who"] == "rule"]
+    assert ruled and all("last placement" not in r["why"] for r in ruled), rows
+    assert any("commit 3's message names what it changes (clamp)" in r["why"] for r in ruled), rows
+    assert "rule: commit 3's message names" in retcon(repo, "hunks").out

@@ -55,17 +55,24 @@ _ENTRY = re.compile(r"""^\s*(?:"[^"\n]*"|'[^'\n]*'|[A-Za-z_][\w.]*(?:\([^()\n]*\
 
 
 def split(repo: pygit2.Repository, base: str, tip: str, hunks: list[diff.Hunk],
-          keep: set[str]) -> list[diff.Hunk]:
+          keep: set[str], frames: set[str] | None = None) -> list[diff.Hunk]:
     """hunks, each that holds lines of different evidence replaced by its atoms (as shown hunks,
-    diff/atoms.as_hunk), in order; keep: the ids of hunks that stay whole."""
+    diff/atoms.as_hunk), in order; keep: the ids of hunks that stay whole; frames, if given,
+    gets the ids of the atoms that are a list's frame (its opening and closing lines)."""
     reader = _Lines(repo, base, tip, hunks)
     out: list[diff.Hunk] = []
     for h in hunks:
-        groups = atoms.group(h, reader.signals(h)) if h.id not in keep and h.kind == "modify" else []
+        signals = reader.signals(h) if h.id not in keep and h.kind == "modify" else []
+        groups = atoms.group(h, signals) if signals else []
         if len(groups) <= 1:
             out.append(h)
-        else:
-            out += [atoms.as_hunk(h, g) for g in groups]
+            continue
+        out += [atoms.as_hunk(h, g) for g in groups]
+        if frames is not None:
+            m = len(numbered(h)[0])
+            framed = frozenset(n for u, s in zip(atoms.units(h), signals, strict=True) if s == atoms.FRAME
+                               for n in u.numbers(m))
+            frames.update(atoms.atom_id(h, g) for g in groups if framed and framed <= g)
     return out
 
 

@@ -76,7 +76,8 @@ def place(repo: pygit2.Repository, spec: specmod.Spec, model: llm.Model | None, 
     composed and checked. diff_of: the spec's ends and hunks, when the caller has them already."""
     base, tip, whole = diff_of or spec_diff(repo, spec)
     # Hunks holding lines of several commits are placed as their atoms (owners/atoms.py).
-    hunks = atoms.split(repo, base, tip, whole, {i for c in spec.commits for i in atoms.whole_ids(c.hunks)})
+    frames: set[str] = set()
+    hunks = atoms.split(repo, base, tip, whole, {i for c in spec.commits for i in atoms.whole_ids(c.hunks)}, frames)
     ev = gather(repo, spec, base, tip, hunks)
     tally = None
     answers = {}
@@ -87,7 +88,7 @@ def place(repo: pygit2.Repository, spec: specmod.Spec, model: llm.Model | None, 
             f"about {len(ev.ranked)} (one small question each)...")
         answers = ask_all(asker, ev, jobs, say)
         tally = asker.tally
-    return Placement(hunks, ev, compose(repo, base, tip, len(spec.commits), ev, answers), tally)
+    return Placement(hunks, ev, compose(repo, base, tip, len(spec.commits), ev, answers, frames), tally)
 
 
 def renumber(p: Placement, new: list[int]) -> None:

@@ -102,6 +102,8 @@ def renumber(p: Placement, new: list[int]) -> None:
             best[new[k]] = max(best.get(new[k], score), score)
         p.evidence.ranked[i] = sorted(best.items(), key=lambda ks: (-ks[1], ks[0]))
     p.composed.empty = sorted({new[k] for k in p.composed.empty} - {o.k for o in p.composed.owners.values()})
+    p.composed.moved = [re.sub(r"\bcommit (\d+)\b", lambda m: f"commit {new[int(m[1]) - 1] + 1}"
+                               if 0 < int(m[1]) <= len(new) else m[0], line) for line in p.composed.moved]
 
 
 def assign(spec: specmod.Spec, p: Placement) -> None:

@@ -163,3 +163,17 @@ def test_a_proposed_commit_of_tests_only_goes_with_the_code_it_tests(tmp_path, o
                     "tests/data/inline-table/two.toml": 1, "tests/data/datetime/three.toml": 2,
                     "tests/data/datetime/four.toml": 2}
     assert "With its tests: Add data files for dates and times" in retcon(repo, "spec", "export").out
+
+
+def test_a_merge_renumbers_what_the_placement_says_it_moved():
+    """After test-only commits joined their code, 'moved to commit 8' named a commit that was
+    no longer there: the placement's words are renumbered with it."""
+    from git_retcon.owners.compose import Composed, Owner
+    from git_retcon.owners.evidence import Evidence
+    from git_retcon.owners.place import Placement, renumber
+
+    p = Placement([], Evidence([]), Composed({"a": Owner(4, "rule")}, moved=[
+        "dd26df944d: moved to commit 5, which had no hunk (it was among its plausible ones)"]), None)
+    renumber(p, [0, 1, 2, 3, 1, 4])
+    assert p.owners["a"].k == 1
+    assert p.composed.moved == ["dd26df944d: moved to commit 2, which had no hunk (it was among its plausible ones)"]

@@ -42,7 +42,9 @@ def merges(spec: specmod.Spec, owner_of: dict[str, int], hunks: list[diff.Hunk])
         mine[owner_of[h.id]].append(h)
     code = [k for k in range(n) if any(not names.is_test(h.path) for h in mine[k])]
     tests = [k for k in range(n) if mine[k] and k not in code]
-    said = {k: _words(spec.commits[k], mine[k]) for k in code}
+    # Only a code commit's code speaks for it: test data it holds says "tests data valid json" as
+    # every test-only commit does.
+    said = {k: _words(spec.commits[k], [h for h in mine[k] if not names.is_test(h.path)]) for k in code}
     how_many = Counter(w for k in code for w in said[k])
     out: dict[int, int] = {}
     # A code commit's words weigh by how many it says, or the biggest would take every test.

@@ -6,9 +6,7 @@ nine commits, five of them test data or the list of expected failures alone: com
 nothing yet, or fail, on their own. Plain code checks the answer: each test-only commit's words
 (its message, its files' folders and names, its lines) against each code commit's (its message,
 its files' names, the names its lines define and use), a word counting more the fewer code
-commits say it, over the root of all a code commit says (tomli's six test-only commits all went
-to its biggest code commit before); the one that scores best takes it, its message kept in the
-hints.
+commits say it; the one code commit that scores best takes it, its message kept in the hints.
 A test-only commit no code commit speaks for stays as it is.
 """
 from __future__ import annotations
@@ -42,16 +40,12 @@ def merges(spec: specmod.Spec, owner_of: dict[str, int], hunks: list[diff.Hunk])
         mine[owner_of[h.id]].append(h)
     code = [k for k in range(n) if any(not names.is_test(h.path) for h in mine[k])]
     tests = [k for k in range(n) if mine[k] and k not in code]
-    # Only a code commit's code speaks for it: test data it holds says "tests data valid json" as
-    # every test-only commit does.
-    said = {k: _words(spec.commits[k], [h for h in mine[k] if not names.is_test(h.path)]) for k in code}
+    said = {k: _words(spec.commits[k], mine[k]) for k in code}
     how_many = Counter(w for k in code for w in said[k])
     out: dict[int, int] = {}
-    # A code commit's words weigh by how many it says, or the biggest would take every test.
-    size = {k: sum(1 / how_many[w] for w in said[k]) ** 0.5 or 1.0 for k in code}
     for t in tests:
         theirs = _words(spec.commits[t], mine[t])
-        scores = {k: sum(1 / how_many[w] for w in theirs & said[k]) / size[k] for k in code}
+        scores = {k: sum(1 / how_many[w] for w in theirs & said[k]) for k in code}
         best = max(scores.values(), default=0.0)
         tops = [k for k, v in scores.items() if v == best]
         if best > 0 and len(tops) == 1:

@@ -44,36 +44,33 @@ class Row:
                 "removed": h.removed_lines, "commit": commit, "who": self.who, "why": self.why}
 
 
+def _last_placed(store: Store, stored: Stored) -> dict[str, notes.PlacedBy] | dict[str, tuple[int, Who]]:
+    """The last save that placed hunks, walking the spec chain back once: its note's `placed`
+    (state/notes.PlacedBy), or, where an older version wrote only that, its message's record."""
+    at = get_commit(store.repo, stored.commit)
+    for _ in range(WALK):
+        kept = notes.read_spec(store, str(at.id)).get("placed")
+        if kept:
+            return kept
+        found = place.read_record(at.message)
+        if found:
+            return found
+        if not at.parents:
+            break
+        at = at.parents[0]
+    return {}
+
+
 def evidence_firsts(store: Store, stored: Stored) -> dict[str, int]:
     """For each hunk or atom the model placed, the logical commit (0-based) the evidence ranked
     first, as the last placement's note kept it (state/notes.PlacedBy); empty where none did."""
-    at = get_commit(store.repo, stored.commit)
-    for _ in range(WALK):
-        kept = notes.read_spec(store, str(at.id)).get("placed")
-        if kept:
-            return {i: p["first"] - 1 for i, p in kept.items() if "first" in p}
-        if not at.parents:
-            break
-        at = at.parents[0]
-    return {}
+    return {i: p["first"] - 1 for i, p in _last_placed(store, stored).items() if isinstance(p, dict) and "first" in p}
 
 
 def last_placement(store: Store, stored: Stored) -> dict[str, tuple[int, Who, str]]:
-    """The who of each hunk, and a rule's why, as the last save that placed hunks recorded it: its
-    note's `placed` (state/notes.PlacedBy), or the save's message where an older version wrote
-    only that."""
-    at = get_commit(store.repo, stored.commit)
-    for _ in range(WALK):
-        kept = notes.read_spec(store, str(at.id)).get("placed")
-        if kept:
-            return {i: (p["commit"] - 1, cast(Who, p["who"]), p.get("why", "")) for i, p in kept.items()}
-        found = place.read_record(at.message)
-        if found:
-            return {i: (k, who, "") for i, (k, who) in found.items()}
-        if not at.parents:
-            break
-        at = at.parents[0]
-    return {}
+    """The who of each hunk, and a rule's why, as the last save that placed hunks recorded it."""
+    return {i: (p["commit"] - 1, cast(Who, p["who"]), p.get("why", "")) if isinstance(p, dict) else (*p, "")
+            for i, p in _last_placed(store, stored).items()}
 
 
 def rows(store: Store, stored: Stored) -> list[Row]:

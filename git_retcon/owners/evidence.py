@@ -124,7 +124,7 @@ class _Reader:
         put({w for n in names.defined(added or removed) for w in names.words(n)}, rules.DEFINES.weight)
         for quoted in {m for ln in (added or removed)[:50] for m in _QUOTED.findall(ln)}:
             if (folder := self.folder_of(quoted)) is not None and folder != h.path.rpartition("/")[0]:
-                put(names.words(folder.rsplit("/", 1)[-1].replace("-", " ")), rules.NAMES_A_FILE.weight)
+                put(names.words(folder.rsplit("/", 1)[-1]), rules.NAMES_A_FILE.weight)
         if around:
             put(names.words(around), rules.AROUND.weight)
         return out
@@ -178,10 +178,10 @@ class _Spec:
     defined_in: dict[str, int]
     named: list[set[str]] = field(default_factory=list)   # each message's names of two or more parts
     writes: dict[str, int] = field(default_factory=dict)  # a format string decided hunks add -> their commit
+    named_all: set[str] = field(init=False)
 
-    @property
-    def named_all(self) -> set[str]:
-        return set().union(*self.named) if self.named else set()
+    def __post_init__(self) -> None:
+        self.named_all = set().union(*self.named)
 
 
 @dataclass
@@ -252,9 +252,9 @@ def _score(f: _Spec, reader: _Reader, h: diff.Hunk, inside: str | None) -> _Scor
     for k in (k for k, c in enumerate(f.spec.commits) if names_file(c.hints, h.path, f.paths)):
         out.scores[k] += rules.HINTED.weight
     if names.is_test(h.path):
-        for k in {f.defined_in[u] for u in names.used(names.hunk_lines(h)[1]) if u in f.defined_in}:
-            out.scores[k] += rules.CALLS.weight
         lines = names.hunk_lines(h)[1]
+        for k in {f.defined_in[u] for u in names.used(lines) if u in f.defined_in}:
+            out.scores[k] += rules.CALLS.weight
         for k in {k for pattern, k in f.writes.items() if any(re.search(pattern, ln) for ln in lines)}:
             out.scores[k] += rules.WRITES.weight
     total = sum(out.lines.values())

@@ -40,11 +40,20 @@ def words(text: str) -> set[str]:
     out: set[str] = set()
     for m in _IDENT.finditer(text):
         ident = m.group(0)
-        for w in [ident, *_PARTS.findall(ident.replace("_", " "))]:
+        for w in [ident, *parts(ident)]:
             w = w.lower()
             if len(w) >= 3 and w not in COMMON_WORDS and not w.isdigit():
                 out.add(w)
     return out
+
+
+def parts(ident: str) -> list[str]:
+    """An identifier's parts as written (parse_numbers, parseNumbers: parse, numbers)."""
+    return _PARTS.findall(ident.replace("_", " "))
+
+
+def identifiers(text: str) -> list[str]:
+    return _IDENT.findall(text)
 
 
 def text_lines(data: bytes) -> list[str]:
@@ -63,23 +72,23 @@ def hunk_lines(h: Hunk) -> tuple[list[str], list[str]]:
     return [], []
 
 
-_LOCAL = re.compile(r"^[ \t]+(?:let|var|const)\s")   # a variable inside a block: no one else's to use
 # A line that is only a comment: it names, it does not use (xmlparser's doc comment "Values:
 # actual, expected" moved another commit's `let actual` to its commit).
 COMMENT = re.compile(r"^\s*(?://|#(?!include|define|if|endif|pragma|\[)|/\*|\*|--|<!--)")
+
+
+# A variable inside a block (`var x`, `let mut y`, Go's `z :=`): no one else's to use.
+_DECLARES = re.compile(r"^[ \t]+(?:(?:let|var|const)\s+(?:mut\s+)?([A-Za-z_$][\w$]*)|([A-Za-z_]\w*)\s*:=)")
 
 
 def defined(lines: Iterable[str]) -> list[str]:
     """The names these lines define, in order (not a block's local variables)."""
     out: list[str] = []
     for ln in lines:
-        m = None if _LOCAL.match(ln) else _DEF.match(ln) or _ASSIGN.match(ln)
+        m = None if _DECLARES.match(ln) else _DEF.match(ln) or _ASSIGN.match(ln)
         if m and m.group(1) not in out and len(m.group(1)) >= 2:
             out.append(m.group(1))
     return out
-
-
-_DECLARES = re.compile(r"^[ \t]+(?:(?:let|var|const)\s+(?:mut\s+)?([A-Za-z_$][\w$]*)|([A-Za-z_]\w*)\s*:=)")
 
 
 def declared(lines: Iterable[str]) -> list[str]:

@@ -160,8 +160,8 @@ def phrases(h: diff.Hunk) -> set[str]:
     """The identifiers of two or more parts the hunk says, as words: `fallback signers`."""
     removed, added = names.hunk_lines(h)
     out: set[str] = set()
-    for ident in {m for ln in (added or removed) for m in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", ln)}:
-        parts = [p.lower() for p in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", ident.replace("_", " "))]
+    for ident in {m for ln in (added or removed) for m in names.identifiers(ln)}:
+        parts = _parts(ident)
         if len(parts) >= 2 and all(len(p) >= 3 for p in parts):
             out.add(" ".join(parts))
     return out
@@ -174,7 +174,7 @@ def identifiers(text: str) -> set[str]:
     """The identifiers of two or more parts a message writes, lowercased and joined:
     `negativeInteger`, negative_integer -> negativeinteger."""
     out = set()
-    for ident in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text):
+    for ident in names.identifiers(text):
         parts = _parts(ident)
         if len(parts) >= 2:
             out.add("".join(parts))
@@ -187,7 +187,7 @@ def runs(h: diff.Hunk) -> set[str]:
     removed, added = names.hunk_lines(h)
     out: set[str] = set()
     for ln in (added or removed)[:200]:
-        tokens = [p for ident in re.findall(r"[A-Za-z][A-Za-z0-9_]*", ln[:300]) for p in _parts(ident)]
+        tokens = [p for ident in names.identifiers(ln[:300]) for p in _parts(ident)]
         for i in range(len(tokens)):
             for j in range(i + 2, min(i + RUN, len(tokens)) + 1):
                 out.add("".join(tokens[i:j]))
@@ -195,7 +195,7 @@ def runs(h: diff.Hunk) -> set[str]:
 
 
 def _parts(ident: str) -> list[str]:
-    return [p.lower() for p in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", ident.replace("_", " "))]
+    return [p.lower() for p in names.parts(ident)]
 
 
 _STRING = re.compile(r'"((?:[^"\\\n]|\\.){4,300})"')

@@ -26,7 +26,7 @@ def _norm(ws: set[str]) -> set[str]:
 def _words(c: specmod.LogicalCommit, hunks: list[diff.Hunk]) -> set[str]:
     out = names.words(c.message)
     for h in hunks:
-        out |= names.words(h.path.replace("/", " ").replace("-", " ").replace(".", " "))
+        out |= names.words(h.path)     # its folders' and its name's words
         removed, added = names.hunk_lines(h)
         out |= names.words(" ".join((added or removed)[:200]))
     return _norm(out)

@@ -293,7 +293,7 @@ def _atoms_right(repo: GitRepo) -> str:
     and the model's apart, and for the model's what the evidence's first choice would have made."""
     from bench import truth
 
-    s = truth.score(repo, truth.truth_lines(repo), Path(os.devnull), 0)
+    s = truth.score(repo, Path(os.devnull), 0)
     r, m, f = (s.who.get(k, [0, 0]) for k in ("rule", "model", "first"))
     total = r[1] + m[1]
     return (f"atoms right {r[0] + m[0]}/{total} ({100 * (r[0] + m[0]) // max(total, 1)}%): rules {r[0]}/{r[1]}, "

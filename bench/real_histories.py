@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,38 +156,56 @@ def shared_files(repo: GitRepo) -> dict[str, int]:
     return {f: n for f, n in sorted(count.items()) if n > 1}
 
 
-def shared_hunks(repo: GitRepo) -> tuple[int, int]:
-    """The hunks of the branch's diff (no context, as git-retcon cuts them) that hold lines of two or
-    more of the authors' commits, and all its hunks. An added line is the commit's that `git blame`
-    names; a removed one, the commit after the last that still had it (`git blame --reverse`)."""
-    chain = [sha for sha, _, _ in commits(repo)]
-    after = {sha: chain[i + 1] for i, sha in enumerate(chain[:-1])}
-
-    def blame(path: str, reverse: bool) -> dict[int, str]:
-        out = repo.git("blame", "--porcelain", *(["--reverse"] if reverse else []), f"main..{AUTHORS}", "--", path)
-        return {int(m[2]): m[1] for m in re.finditer(r"^([0-9a-f]{40}) \d+ (\d+)", out, re.M)}
-
-    blames: dict[tuple[str, bool], dict[int, str]] = {}
+def _blocks(repo: GitRepo) -> Iterator[tuple[str, range, str, range]]:
+    """Each change block of the branch's diff, without context as git-retcon cuts them: the base's
+    path and the line numbers it removes there, the tip's path and those it adds."""
     old = new = ""
-    shared = total = 0
     for line in repo.git("diff", "--unified=0", "--no-renames", "main", AUTHORS).splitlines():
         if line.startswith(("--- ", "+++ ")):
             path = "" if line.endswith("/dev/null") else line[6:]
             old, new = (path, new) if line.startswith("-") else (old, path)
             continue
         m = re.match(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", line)
-        if not m:
-            continue
-        a, b, c, d = int(m[1]), int(m[2] or 1), int(m[3]), int(m[4] or 1)
-        who: set[str] = set()
-        if new and d:
-            added = blames.setdefault((new, False), blame(new, False))
-            who |= {added.get(n, "") for n in range(c, c + d)}
-        if old and b:
-            kept = blames.setdefault((old, True), blame(old, True))
-            who |= {after.get(kept.get(n, ""), chain[0]) for n in range(a, a + b)}
+        if m:
+            a, b, c, d = int(m[1]), int(m[2] or 1), int(m[3]), int(m[4] or 1)
+            yield old, range(a, a + b if old else a), new, range(c, c + d if new else c)
+
+
+def line_owners(repo: GitRepo) -> dict[tuple[str, str, int], int]:
+    """Each line of the branch's diff by where it is -> the authors' commit (1-based) that wrote it:
+    an added line, (path, "+", its number at the tip), the commit `git blame` names; a removed one,
+    (path, "-", its number at the base), the commit after the last that still had it (`git blame
+    --reverse`). By place, not by text: xmlparser's "Values: actual, expected, pos." and p-map's
+    `pendingPromisesCount--;` are lines of two commits each, told apart only by where they are."""
+    chain = [sha for sha, _, _ in commits(repo)]
+    number = {sha: k for k, sha in enumerate(chain, start=1)}
+    after = {sha: k + 1 for sha, k in number.items()}
+    blames: dict[tuple[str, bool], dict[int, str]] = {}
+
+    def blame(path: str, reverse: bool) -> dict[int, str]:
+        if (path, reverse) not in blames:
+            out = repo.git("blame", "--porcelain", *(["--reverse"] if reverse else []), f"main..{AUTHORS}", "--",
+                           path)
+            blames[path, reverse] = {int(m[2]): m[1] for m in re.finditer(r"^([0-9a-f]{40}) \d+ (\d+)", out, re.M)}
+        return blames[path, reverse]
+
+    owners: dict[tuple[str, str, int], int] = {}
+    for old, removed, new, added in _blocks(repo):
+        owners.update({(new, "+", n): number.get(blame(new, False).get(n, ""), 0) for n in added})
+        # the last commit that had it is the base (no commit of the chain): the first removed it
+        owners.update({(old, "-", n): after.get(blame(old, True).get(n, ""), 1) for n in removed})
+    return {where: k for where, k in owners.items() if k}
+
+
+def shared_hunks(repo: GitRepo) -> tuple[int, int]:
+    """The hunks of the branch's diff that hold lines of two or more of the authors' commits
+    (line_owners), and all its hunks."""
+    owners = line_owners(repo)
+    shared = total = 0
+    for old, removed, new, added in _blocks(repo):
+        who = {owners.get((new, "+", n)) for n in added} | {owners.get((old, "-", n)) for n in removed}
         total += 1
-        shared += len(who & set(chain)) > 1
+        shared += len(who - {None}) > 1
     return shared, total
 
 

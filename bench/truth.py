@@ -23,6 +23,7 @@ from pathlib import Path
 
 from bench import real_histories
 from bench._old import ROOT, old_tree
+from git_retcon import diff
 from testing.gitrepo import GitRepo, hermetic_env
 
 BEFORE = "bbe1734"      # main before lines, not hunks
@@ -56,6 +57,41 @@ def unreachable(repo: GitRepo) -> dict[int, str]:
         missing = lines("main", sha) - whole
         if missing:
             out[k] = f"{subject[:40]}: {next(iter(missing))[:60]!r} is in no line of the branch's diff"
+    return out
+
+
+Place = tuple[str, str, int]     # a line of the branch's diff: path, sign, its number (real_histories.line_owners)
+
+
+def places(h: diff.Hunk) -> tuple[list[Place], list[Place]]:
+    """Where h's `-` lines are at the base and its `+` lines at the tip, in read_diff's numbering."""
+    from git_retcon.diff.select import numbered
+    old, new = numbered(h) if h.kind in ("modify", "add", "delete") else ([], [])
+    o, n = (h.old_start, h.new_start) if h.kind == "modify" else (1, 1)
+    return ([(h.old_path or h.path, "-", o + i) for i in range(len(old))],
+            [(h.path, "+", n + j) for j in range(len(new))])
+
+
+def rows(repo: GitRepo, owners: dict[Place, int]) -> dict[str, list[tuple[str, str, int]]]:
+    """For owners-truth ($RETCON_OWNERS_ROWS, testing/truth_model.py): each hunk of the branch's diff,
+    by its path and the header a question shows, -> its lines in the order a question shows them,
+    each with its sign, its text and the commit that wrote it there (0: none known)."""
+    import pygit2
+
+    from git_retcon.diff.select import interleave, numbered
+    out: dict[str, list[tuple[str, str, int]]] = {}
+    for h in diff.remaining(pygit2.Repository(str(repo.path)), repo.tree("main"), repo.tree("feature")):
+        if h.kind not in ("modify", "add", "delete"):
+            continue
+        old, new = numbered(h)
+        at = dict(zip(("-", "+"), places(h), strict=True))
+        text = {"-": old, "+": new}
+        order = interleave(old, new) if h.kind == "modify" else [*(("-", i) for i in range(len(old))),
+                                                                 *(("+", j) for j in range(len(new)))]
+        head = (f"@@ -{h.old_start},{h.old_lines} +{h.new_start},{h.new_lines} @@" if h.kind == "modify"
+                else f"({h.kind}{' from ' + h.old_path if h.old_path else ''})")
+        out[f"{h.path}\n{head}"] = [(sign, text[sign][i].decode("utf-8", "replace").rstrip("\r\n"),
+                                     owners.get(at[sign][i], 0)) for sign, i in order]
     return out
 
 
@@ -95,11 +131,12 @@ def _placed(repo: GitRepo) -> dict[str, tuple[int, str, int | None]]:
     return {}
 
 
-def score(repo: GitRepo, truth: dict[str, int], log: Path, code: int) -> Score:
+def score(repo: GitRepo, log: Path, code: int) -> Score:
+    """Scored by place: an atom's author is the commit most of its lines are the authors' in, where
+    they are (real_histories.line_owners)."""
     import pygit2
     import tomli
 
-    from git_retcon import diff
     from git_retcon.diff import atoms
 
     s = Score(code=code)
@@ -119,16 +156,18 @@ def score(repo: GitRepo, truth: dict[str, int], log: Path, code: int) -> Score:
     s.conversation = sum(1 for e in entries if e.get("step") == "conversation")
     s.questions = sum(1 for e in entries if e.get("step") == "owner")
     r = pygit2.Repository(str(repo.path))
+    owners = real_histories.line_owners(repo)
     whole = {h.id: h for h in diff.remaining(r, repo.tree("main"), repo.tree("feature"))}
     for item, (k, who, first) in _placed(repo).items():
         part = atoms.parse_id(item)
         h = whole.get(part[0] if part else item)
         if h is None:
             continue
-        shown = atoms.as_hunk(h, part[1]) if part else h
-        lines = [ln.strip() for ln in (shown.added + shown.removed).decode("utf-8", "replace").splitlines()]
-        votes = Counter(truth[ln] for ln in lines if ln in truth)
-        if not votes:   # every line of it two commits wrote (truth_lines): no author to score against
+        old, new = places(h)
+        lines = [*old, *new]
+        mine = [lines[n - 1] for n in sorted(part[1])] if part else lines
+        votes = Counter(owners[p] for p in mine if p in owners)
+        if not votes:   # a line of no commit (the authors' commits do not make the diff's): not scored
             s.unknown += 1
             continue
         author = votes.most_common(1)[0][0] - 1
@@ -147,8 +186,10 @@ def _tally(who: dict[str, list[int]], key: str, right: bool) -> None:
 def run_case(h: real_histories.RealHistory, code: Path, where: Path) -> Score:
     repo = real_histories.build(h, where / "repo")
     (where / "truth.json").write_text(json.dumps(truth_lines(repo)))
+    (where / "rows.json").write_text(json.dumps(rows(repo, real_histories.line_owners(repo))))
     (where / "spec.toml").write_text(real_histories.spec_text(h, repo))
     env = {**os.environ, "PYTHONPATH": f"{code}{os.pathsep}{ROOT}", "RETCON_OWNERS_LINES": str(where / "truth.json"),
+           "RETCON_OWNERS_ROWS": str(where / "rows.json"),
            "RETCON_SCRIPT_LOG": str(where / "log.jsonl"),
            # No installed plugin: the installed entry point names this tree's modules, not BEFORE's.
            "LLM_LOAD_PLUGINS": ""}
@@ -158,7 +199,7 @@ def run_case(h: real_histories.RealHistory, code: Path, where: Path) -> Score:
     ran = subprocess.run([sys.executable, "-m", "bench._truth_run"], cwd=repo.path, env=env, capture_output=True,
                          text=True)
     (where / "run.out").write_text(ran.stdout + ran.stderr)
-    return score(repo, json.loads((where / "truth.json").read_text()), where / "log.jsonl", ran.returncode)
+    return score(repo, where / "log.jsonl", ran.returncode)
 
 
 def main(argv: list[str]) -> None:

@@ -8,10 +8,11 @@ added or removed is read for
   branch's diff other than the hunk's own;
 - the module it imports (`import json`, `from .money import Money`, `use std::fmt;`,
   `#include <stdio.h>`, `import "os"`): each import of a block is an entry of its own;
-- the definition it begins (`def words`, `fn parse`, `class Money`): the lines after it, to the
-  next definition, are its body;
-- the entry of a list, set or table it is (`"hex-escape",`, `"no-seconds": 3,`, `NAME,`): each
-  entry is one of its own (tomli's block of expected failures: a name each feature takes out).
+- the definition it begins (`def words`, `fn parse`, `class Money`) or, in Markdown, the section
+  (`##### .negativeInteger(value)`): the lines after it, to the next, are its body;
+- the entry of a list, set or table it is (`"hex-escape",`, `"no-seconds": 3,`, `NAME,`, a change
+  log's or a doc comment's `- item`, a TypeScript member `name: type;`): each entry is one of its
+  own (tomli's block of expected failures: a name each feature takes out).
 Adjacent lines with the same evidence stay together; a line with none stays with the line before
 it. A hunk all of whose lines say one thing (or nothing) is not split, so a branch whose hunks
 each belong to one commit is placed as before. Hunks the spec decides (its `hunks`, by id) stay
@@ -49,9 +50,18 @@ _DEFINES = re.compile(r"^\s*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?
 # One entry of a list, set or table on a line of its own: a quoted string or a name, with its value.
 _ENTRY = re.compile(r"""^\s*(?:"[^"\n]*"|'[^'\n]*'|[A-Za-z_][\w.]*(?:\([^()\n]*\))?)\s*(?:[:=]\s*[^,\n]+)?,\s*$"""
                     # a match arm (Rust, Scala, Swift, C#'s switch expression), and a Markdown list
-                    # item (a change log's line): xmlparser's three errors, each a variant, an arm
-                    # of its Display and a line of the change log
-                    r"""|^\s*[\w:.]+(?:\([^()\n]*\))?\s*=>|^\s*[-*+]\s+\S""")
+                    # item (a change log's line), also in a doc comment (a Rust function's
+                    # "# Errors" list): xmlparser's three errors, each a variant, an arm of its
+                    # Display, a line of the change log and of the errors a function returns
+                    r"""|^\s*[\w:.]+(?:\([^()\n]*\))?\s*=>|^\s*(?:(?://[/!]?|#|\*)\s*)?[-*+]\s+\S"""
+                    # a member of a TypeScript type or interface (is' `nonNegativeInteger: (value:
+                    # unknown, message?: string) => asserts value is number;`, one per predicate)
+                    r"""|^\s*(?:readonly\s+)?(?!(?:default|case|return)\b)[A-Za-z_$][\w$]*\??:\s*\S.*;\s*$""")
+
+# A Markdown heading: in a Markdown file, it begins a section, as a definition begins its body
+# (is' readme: a "##### .negativeInteger(value)" section per predicate, two commits' in one hunk).
+_HEADING = re.compile(r"^#{1,6}\s+(\S.*)")
+_MARKDOWN = (".md", ".markdown", ".mdx")
 
 
 def split(repo: pygit2.Repository, base: str, tip: str, hunks: list[diff.Hunk],
@@ -101,10 +111,14 @@ class _Lines:
             named = sorted(p for p in self.paths if p != h.path and names_file(text, p, self.paths))
             module = _IMPORT.match(text)
             begins = _DEFINES.match(text)
-            entry = _ENTRY.match(text) if len(u.old) + len(u.new) == 1 else None
+            heading = _HEADING.match(text) if h.path.lower().endswith(_MARKDOWN) else None
+            # an entry edited in place is an entry too (xmlparser's "/// - `InvalidChar`" made
+            # "/// - `InvalidQuote`", beside an entry another commit added)
+            entry = all(_ENTRY.match(line) for line in text.splitlines()) and text.strip()
             out.append(("commit", who) if who is not None else ("file", named[0]) if named else
                        ("import", next(g for g in module.groups() if g)) if module else
-                       ("defines", begins[1] or begins[2]) if begins else ("entry", text.strip()) if entry else
+                       ("defines", begins[1] or begins[2]) if begins else ("section", heading[1]) if heading else
+                       ("entry", text.strip()) if entry else
                        atoms.BLANK if not text.strip() else atoms.COMMENT if names.COMMENT.match(text) else None)
         return _framed(out)
 
@@ -154,12 +168,16 @@ def _framed(signals: list[Hashable | None]) -> list[Hashable | None]:
     if not entries:
         return signals
     out = list(signals)
-    for i in range(entries[0]):
-        out[i] = atoms.FRAME if out[i] is None else out[i]
+    for i in range(entries[0]):     # a Markdown heading over a list is its frame: "### Added"
+        s = out[i]
+        out[i] = atoms.FRAME if s is None or isinstance(s, tuple) and s[:1] == ("section",) else s
+    opened = atoms.FRAME in out[:entries[0]]
     last = signals[entries[-1]]
     if isinstance(last, tuple) and not str(last[-1]).rstrip().endswith(_OPENS):
         for i in range(entries[-1] + 1, len(out)):
-            out[i] = atoms.FRAME if out[i] is None else out[i]
+            # a blank line that closes a list the hunk opens is its frame too: the change log's
+            # "### Added" section came with its blank line after it, in the commit of its first entry
+            out[i] = atoms.FRAME if out[i] is None or (opened and out[i] == atoms.BLANK) else out[i]
     return out
 
 

@@ -313,3 +313,52 @@ def test_variants_arms_change_log_lines_and_test_blocks_are_atoms(tmp_path, monk
     assert split == {"error.rs", "CHANGELOG.md", "test.js"}, rows
     assert retcon(repo, "run").code == 0
     assert [repo.tree(f"clean~{i}") for i in range(len(messages) - 1, -1, -1)] == trees
+
+
+# Two commits that each add their part to the same documents: a Markdown section each (is'
+# readme), a member each of a TypeScript type (is' `Assert`), an entry each of a doc comment's list
+# (xmlparser's "# Errors"), and a change log whose new "### Added" list opens with the first
+# commit's line and closes with a blank line (xmlparser's CHANGELOG.md).
+DOCS_BASE = {
+    "readme.md": "# Checks\n\n##### .name(value)\n\nCheck a name.\n\n## Related\n",
+    "assert.ts": "type Assert = {\n\tname: (value: unknown) => asserts value is string;\n};\n",
+    "lib.rs": "/// Reads a name.\n///\n/// # Errors\n///\n/// - `BadName`\npub fn read() {}\n",
+    "CHANGELOG.md": "# Changes\n\n## Unreleased\n### Changed\n- Nothing.\n",
+}
+DOCS = [
+    ("Add the quote check", {
+        "readme.md": "# Checks\n\n##### .name(value)\n\nCheck a name.\n\n##### .quote(value)\n\nCheck a quote.\n\n"
+                     "## Related\n",
+        "assert.ts": "type Assert = {\n\tname: (value: unknown) => asserts value is string;\n"
+                     "\tquote: (value: unknown) => asserts value is string;\n};\n",
+        "lib.rs": "/// Reads a name.\n///\n/// # Errors\n///\n/// - `BadName`\n/// - `BadQuote`\npub fn read() {}\n",
+        "CHANGELOG.md": "# Changes\n\n## Unreleased\n### Added\n- `quote`.\n\n### Changed\n- Nothing.\n"}),
+    ("Add the space check", {
+        "readme.md": "# Checks\n\n##### .name(value)\n\nCheck a name.\n\n##### .quote(value)\n\nCheck a quote.\n\n"
+                     "##### .space(value)\n\nCheck a space.\n\n## Related\n",
+        "assert.ts": "type Assert = {\n\tname: (value: unknown) => asserts value is string;\n"
+                     "\tquote: (value: unknown) => asserts value is string;\n"
+                     "\tspace: (value: unknown) => asserts value is string;\n};\n",
+        "lib.rs": "/// Reads a name.\n///\n/// # Errors\n///\n/// - `BadName`\n/// - `BadQuote`\n/// - `BadSpace`\n"
+                  "pub fn read() {}\n",
+        "CHANGELOG.md": "# Changes\n\n## Unreleased\n### Added\n- `quote`.\n- `space`.\n\n### Changed\n- Nothing.\n"}),
+]
+
+
+def test_sections_type_members_doc_lists_and_a_new_change_log_list_are_atoms(tmp_path, monkeypatch, truth_model):
+    """Squashed, each document's one hunk holds lines of both commits: each is split where its
+    commits' lines meet (a change log's new list keeps its heading and closing blank line with the
+    first entry), and a model that knows rebuilds both commits' trees."""
+    monkeypatch.setitem(HISTORIES, "docs", (DOCS_BASE, DOCS))
+    _truth(tmp_path, "docs", monkeypatch)
+    repo, messages, trees = _build(tmp_path, "docs", squash=True)
+    assert retcon(repo, "spec", "rm", "clean").code == 0
+    text = (tmp_path / "spec.toml").read_text().replace(f'test = "{TEST}"\n', "")
+    (tmp_path / "spec.toml").write_text(text)
+    res = retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "-m", "owners-truth", "--no-edit")
+    assert res.code == 0, res.text
+    rows = json.loads(retcon(repo, "hunks", "--json").out)
+    split = {r["path"] for r in rows if ":" in r["id"]}
+    assert split == {"readme.md", "assert.ts", "lib.rs", "CHANGELOG.md"}, rows
+    assert retcon(repo, "run").code == 0
+    assert [repo.tree(f"clean~{i}") for i in range(len(messages) - 1, -1, -1)] == trees

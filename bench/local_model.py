@@ -298,7 +298,7 @@ def _atoms_right(repo: GitRepo) -> str:
     total = r[1] + m[1]
     return (f"atoms right {r[0] + m[0]}/{total} ({100 * (r[0] + m[0]) // max(total, 1)}%): rules {r[0]}/{r[1]}, "
             f"model {m[0]}/{m[1]}, the evidence's first for those {f[0]}/{f[1]}"
-            + (f" ({s.unknown} whose every line two commits wrote not scored)" if s.unknown else ""))
+            + (f" ({s.unknown} with no line an authors' commit wrote there not scored)" if s.unknown else ""))
 
 
 def _matched(repo: object, owner: dict[str, int]) -> str:

@@ -189,11 +189,18 @@ def line_owners(repo: GitRepo) -> dict[tuple[str, str, int], int]:
             blames[path, reverse] = {int(m[2]): m[1] for m in re.finditer(r"^([0-9a-f]{40}) \d+ (\d+)", out, re.M)}
         return blames[path, reverse]
 
+    def gone(path: str) -> int:
+        """The first commit without path: a line blame --reverse follows into the file a rename
+        made "still exists" at the tip, yet that commit took it from this path."""
+        return next((k for sha, k in number.items() if not repo.git("ls-tree", "--name-only", sha, "--", path)),
+                    len(chain))
+
     owners: dict[tuple[str, str, int], int] = {}
     for old, removed, new, added in _blocks(repo):
         owners.update({(new, "+", n): number.get(blame(new, False).get(n, ""), 0) for n in added})
         # the last commit that had it is the base (no commit of the chain): the first removed it
-        owners.update({(old, "-", n): after.get(blame(old, True).get(n, ""), 1) for n in removed})
+        kept = {n: after.get(blame(old, True).get(n, ""), 1) for n in removed}
+        owners.update({(old, "-", n): gone(old) if k > len(chain) else k for n, k in kept.items()})
     return {where: k for where, k in owners.items() if k}
 
 

@@ -63,9 +63,13 @@ def unreachable(repo: GitRepo) -> dict[int, str]:
 Place = tuple[str, str, int]     # a line of the branch's diff: path, sign, its number (real_histories.line_owners)
 
 
-def places(h: diff.Hunk) -> tuple[list[Place], list[Place]]:
-    """Where h's `-` lines are at the base and its `+` lines at the tip, in read_diff's numbering."""
+def places(h: diff.Hunk, owners: dict[Place, int] | None = None) -> tuple[list[Place], list[Place]]:
+    """Where h's `-` lines are at the base and its `+` lines at the tip, in read_diff's numbering; a
+    rename's, every line of the file it renames and of the file it makes, that owners knows."""
     from git_retcon.diff.select import numbered
+    if h.kind == "rename":
+        return ([p for p in owners or {} if p[:2] == (h.old_path, "-")],
+                [p for p in owners or {} if p[:2] == (h.path, "+")])
     old, new = numbered(h) if h.kind in ("modify", "add", "delete") else ([], [])
     o, n = (h.old_start, h.new_start) if h.kind == "modify" else (1, 1)
     return ([(h.old_path or h.path, "-", o + i) for i in range(len(old))],
@@ -81,6 +85,8 @@ def rows(repo: GitRepo, owners: dict[Place, int]) -> dict[str, list[tuple[str, s
     from git_retcon.diff.select import interleave, numbered
     out: dict[str, list[tuple[str, str, int]]] = {}
     for h in diff.remaining(pygit2.Repository(str(repo.path)), repo.tree("main"), repo.tree("feature")):
+        if h.kind == "rename":      # shown with no lines of its own, or its edits': it is all of them
+            out[f"{h.path}\n(rename from {h.old_path})"] = [(p[1], "", owners[p]) for p in sum(places(h, owners), [])]
         if h.kind not in ("modify", "add", "delete"):
             continue
         old, new = numbered(h)
@@ -163,7 +169,7 @@ def score(repo: GitRepo, log: Path, code: int) -> Score:
         h = whole.get(part[0] if part else item)
         if h is None:
             continue
-        old, new = places(h)
+        old, new = places(h, owners)
         lines = [*old, *new]
         mine = [lines[n - 1] for n in sorted(part[1])] if part else lines
         votes = Counter(owners[p] for p in mine if p in owners)

@@ -62,6 +62,9 @@ def by_place(prompt: str, rows: dict[str, list[Row]]) -> list[int | None] | None
         got = rows.get(f"{path.group(1)}\n{head}")
         if got is None:
             return None
+        if not any(line[:1] in "+-" for line in shown):     # a rename, shown with no lines: all of it
+            out += [row[2] for row in got]
+            continue
         piece: list[str] = []
         for line in [*shown, "... end ..."]:     # a long hunk is shown by its head and its tail
             if line.startswith("... ") and line.endswith(" ..."):

@@ -7,7 +7,8 @@ atom is a run of such a hunk's lines, named under its hunk by read_diff's number
 is stable for as long as the branch's diff is. A line edited in place keeps its removed and
 added halves in one atom (the pairing select() uses), and the lines of one atom are adjacent,
 but for a list's frame (FRAME): its opening and closing lines, on either side of its entries,
-are one atom, for the commit that adds or empties the list takes both.
+are one atom, for the commit that adds or empties the list takes both; and for a line edited
+(edit()) whose halves a diff shows apart, all `-` lines first.
 
 Which lines go together is the caller's to say (owners/atoms.py reads the evidence); here are
 the units a hunk splits into, the hunk an atom shows (its own lines only, at its own place),
@@ -63,6 +64,11 @@ FRAME = ("frame",)     # the signal of a list's frame: every line of it in one a
 COMMENT = ("comment",)  # the signal of a line that is only a comment: it goes with the lines after it
 
 
+def edit(k: int) -> tuple[str, int]:
+    """The signal of the k-th line edited in a hunk of edits: its halves in one atom, adjacent or not."""
+    return ("edit", k)
+
+
 def group(h: Hunk, signals: Sequence[Hashable | None]) -> list[frozenset[int]]:
     """h's lines in atoms: adjacent units with the same signal together; a unit with no signal
     joins the atom before it (the first ones, the atom after them), a comment (COMMENT) the
@@ -92,13 +98,14 @@ def group(h: Hunk, signals: Sequence[Hashable | None]) -> list[frozenset[int]]:
         last = s if s is not None and s not in (BLANK, COMMENT) else last
         filled.append(last)
     out: list[set[int]] = []
-    frame: set[int] | None = None
+    joined: dict[Hashable, set[int]] = {}
     for i, u in enumerate(us):
-        if filled[i] == FRAME:
-            if frame is None:
-                frame = set()
-                out.append(frame)
-            frame |= u.numbers(m)
+        s = filled[i]
+        if s == FRAME or isinstance(s, tuple) and s[:1] == edit(0)[:1]:
+            if s not in joined:
+                joined[s] = set()
+                out.append(joined[s])
+            joined[s] |= u.numbers(m)
             continue
         if i == 0 or filled[i] != filled[i - 1]:
             out.append(set())

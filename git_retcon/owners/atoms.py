@@ -120,7 +120,7 @@ class _Lines:
                        ("defines", begins[1] or begins[2]) if begins else ("section", heading[1]) if heading else
                        ("entry", text.strip()) if entry else
                        atoms.BLANK if not text.strip() else atoms.COMMENT if names.COMMENT.match(text) else None)
-        return _framed(out)
+        return _framed(_edits(atoms.units(h), out))
 
     def _wrote(self, h: diff.Hunk, u: atoms.Unit) -> int | None:
         """The source commit that wrote the unit's added line (blame), or removed its removed line."""
@@ -155,6 +155,23 @@ class _Lines:
                         if h.removed:
                             self._removed.setdefault(h.path, []).append((i, diff.split_lines(h.removed)))
         return self._removed
+
+
+def _edits(us: list[atoms.Unit], signals: list[Hashable | None]) -> list[Hashable | None]:
+    """A hunk of lines edited in place, as many removed as added and nothing else, that no evidence
+    tells apart: each edited line is an atom of its own, its removed and added halves together
+    (paired by likeness, else by place: the k-th removed line with the k-th added one). A function
+    two commits changed a line each (its tax, then its rounding) is one such hunk when squashed."""
+    olds = [i for i, u in enumerate(us) if not u.new]
+    news = [i for i, u in enumerate(us) if not u.old]
+    pairs = [i for i, u in enumerate(us) if u.old and u.new]
+    if len(olds) != len(news) or len(pairs) + len(olds) < 2 or any(s is not None for s in signals):
+        return signals
+    out: list[Hashable | None] = list(signals)
+    for k, at in enumerate([(i,) for i in pairs] + list(zip(olds, news, strict=True))):
+        for i in at:
+            out[i] = atoms.edit(k)
+    return out
 
 
 def _framed(signals: list[Hashable | None]) -> list[Hashable | None]:

@@ -137,9 +137,6 @@ def _truth(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("name", list(HISTORIES))
 def test_one_hunk_of_two_commits_is_rebuilt_as_the_authors_made_it(tmp_path, monkeypatch, truth_model, name,
                                                                     squash):
-    if squash and name == "a function changed twice":
-        pytest.skip("a squashed branch splits a hunk where its lines name different files or modules; "
-                    "lines that name nothing stay together: see ARCHITECTURE.md, 'The owners room'")
     _truth(tmp_path, name, monkeypatch)
     repo, messages, trees = _build(tmp_path, name, squash)
     res = retcon(repo, "run", "-m", "owners-truth")

@@ -1,12 +1,13 @@
 """A model that knows the answer must get it (issue 37): `owners-truth` answers every owner question as
-the authors did (testing/truth_model.py), on the real histories of bench/real_histories.py squashed
+the authors did (testing/truth_model.py), each line known by its place in the authors' commits
+(`git blame`), on the real histories of bench/real_histories.py squashed
 into one "wip" commit, from a spec with the authors' subjects and hints that name their files, in
 the default mode. Whatever is not the authors' history then is plain code's doing.
 
 Per history and code (before: git-retcon at BEFORE; after: this tree): logical commits complete
 with a commit of their own, trees equal to the authors' commit's, WIP commits, tool-conversation
 prompts (must be 0), questions asked, hunks split into atoms, and who placed each hunk or atom
-(rule, model), each scored against the authors' commits by the majority of its lines.
+(rule, model), each scored against the authors' commits by the majority of its lines, by place.
 
     python -m bench.truth [NAME ...]   # part of `make bench` (every history); one that cannot be fetched is skipped
 """

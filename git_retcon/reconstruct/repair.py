@@ -5,7 +5,8 @@ before all of them together are; the first that passes and leaves every later lo
 something of its own is the fix, committed with no model call. The tool conversation comes only
 after every candidate failed, and the output says what each failed with.
 
-Where the spec names atoms (reconstruct/lines.py), the candidates are first the lines later
+Where the spec names atoms (reconstruct/lines.py), the candidates are first the lines that make
+what commit k's code writes and the failure expects (_makers), then the lines later
 commits' `hunks` name, in the files the failure points at or quoting a name it shows (a failing
 test's `[newline]`, the entry `"newline",` of tomli's list of expected failures): those that
 name the failure together, then each alone, smallest first. One that passes is the fix; where
@@ -19,12 +20,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import pygit2
+
 from git_retcon import diff
 from git_retcon.diff import atoms
 from git_retcon.git.ids import CommitId, TreeId, tree_of
 from git_retcon.git.plumbing import get_commit
 from git_retcon.owners import names
 from git_retcon.owners.listing import evidence_firsts
+from git_retcon.owners.rules import formats
 from git_retcon.reconstruct import lines, steps
 from git_retcon.reconstruct.empty import emptied
 from git_retcon.reconstruct.work import Work
@@ -98,6 +102,7 @@ class _Item:
     size: int
     names: bool          # it quotes a name the failure shows
     fit: int             # the words its lines share with commit k's message and hints
+    added: tuple[str, ...] = ()     # its added lines
 
 
 @dataclass(frozen=True)
@@ -137,7 +142,8 @@ def relevant(w: Work, commits: range, paths: set[str] | None, output: str) -> li
             quotes = any(re.search(rf"(?<![\w-]){re.escape(q)}(?![\w-])", headers) for q in quoted)
             if quotes or paths is None or h.path in paths:
                 fit = len(said & names.words(text))
-                out.append(_Item(item, j, h.path, shown.added_lines + shown.removed_lines, quotes, fit))
+                out.append(_Item(item, j, h.path, shown.added_lines + shown.removed_lines, quotes, fit,
+                                 tuple(names.text_lines(shown.added))))
     return out
 
 
@@ -155,11 +161,52 @@ def moves(w: Work, paths: set[str], output: str) -> list[_Move]:
     # 1.5B model: 46 atoms of the feature put in the rename after it): the evidence's second chance.
     firsts = evidence_firsts(w.run.store, w.stored)
     overruled = tuple(i for i in later if firsts.get(i.item) == w.k)
-    out = [_Move(forward, False)] if len(forward) > 1 else []
+    made = _makers(w, every, output)
+    out = [_Move(made, False)] if made else []
+    out += [_Move(forward, False)] if len(forward) > 1 else []
     out += [_Move(overruled, False)] if overruled else []
     out += [_Move(back, True)] if len(back) > 1 else []
     out += [_Move((i,), False) for i in forward] + [_Move((i,), True) for i in back]
     return out + [_Move((i,), False) for i in ahead if not i.names]
+
+
+def _makers(w: Work, every: list[_Item], output: str) -> tuple[_Item, ...]:
+    """Later lines that make what commit k's code writes and the failure expects, and the later
+    tests that expect it: commit k's lines with a format string the output shows a text of
+    (xmlparser's commit 2: its Display arm writes "expected quote mark not '{}' at {}", a failing
+    test's expected text) name a thing new to the branch (the variant `InvalidQuote`); the later
+    code lines that use it produce it (commit 3's `Err(StreamError::InvalidQuote(...))` in
+    stream.rs), and the later test lines that the format writes expect it (tests/pi.rs's, moved
+    to commit 4). Names the base has already tell nothing."""
+    written: set[str] = set()
+    shown: list[str] = []
+    for i in every:
+        found = [p for p in formats(list(i.added)) if re.search(p, output)]
+        if i.j == w.k and not names.is_test(i.path) and found:
+            written |= {n for n in names.identifiers("\n".join(i.added)) if len(n) >= 3}
+            shown += found
+    new = written - _at_base(w, written)
+    return tuple(i for i in every if i.j > w.k and (
+        names.is_test(i.path) and any(re.search(p, line) for p in shown for line in i.added)
+        or not names.is_test(i.path) and new & set(names.identifiers("\n".join(i.added)))))
+
+
+def _at_base(w: Work, wanted: set[str]) -> set[str]:
+    """Which of the names the merge base's versions of the branch's changed files already say."""
+    assert w.run.branch_diff is not None
+    base, _, hunks = w.run.branch_diff
+    tree = get_commit(w.run.repo, base).tree
+    found: set[str] = set()
+    for path in {p for h in hunks for p in (h.old_path or h.path,)}:
+        if not wanted - found:
+            break
+        try:
+            blob = w.run.repo[tree[path].id]
+        except KeyError:
+            continue
+        if isinstance(blob, pygit2.Blob):
+            found |= wanted & set(names.identifiers(blob.data.decode("utf-8", "replace")))
+    return found
 
 
 def by_lines(w: Work, tip: CommitId, paths: set[str], output: str,

@@ -194,3 +194,52 @@ def test_lines_the_evidence_put_in_the_failing_commit_are_taken_back_together(tm
     spec = tomli.loads(repo.git("show", "refs/retcon/feature-clean:spec.toml"))
     assert sorted(spec["commit"][0]["hunks"]) == sorted([alpha, helper, f"{tail}:1-4"])
     assert repo.tree("feature-clean") == repo.tree("feature")
+
+
+ERRORS = ('class BadChar(Exception):\n    def __init__(self, c, expected):\n'
+          '        super().__init__(f"expected {expected!r} not {c!r}")\n')
+QUOTE = ('class BadQuote(Exception):\n    def __init__(self, c):\n'
+         '        super().__init__(f"expected a quote mark not {c}")\n')
+READER = ("from errors import BadChar\n\n\ndef quote(s):\n    if s[0] not in \"'\\\"\":\n"
+          "        raise BadChar(s[0], \"quote\")\n    return s[0]\n")
+CHECK = "import reader\n\ntry:\n    reader.quote(\"x\")\nexcept Exception as e:\n    assert str(e) == {!r}, e\n"
+
+
+def test_the_lines_that_make_what_the_failing_commit_writes_are_taken_with_its_tests(tmp_path, scripted):
+    """xmlparser's commit 2, small: it adds an error whose message its test expects, but the model
+    put the line that raises the new error (and its import), and another test's line expecting the
+    message, in a later commit. The failure shows the expected text, a format of the commit's own
+    error writes: the later lines that use that new error, and the later test lines that the
+    format writes, are taken forward together, with no model call."""
+    repo = GitRepo.init(tmp_path / "repo")
+    old = CHECK.format("expected 'quote' not 'x'")
+    repo.commit("base", {"errors.py": ERRORS, "reader.py": READER, "test_reader.py": old, "test_quote.py": old,
+                         "notes.md": "# Notes\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    new = CHECK.format("expected a quote mark not x")
+    repo.commit("wip", {"errors.py": ERRORS + "\n\n" + QUOTE, "test_reader.py": new, "test_quote.py": new,
+                        "reader.py": READER.replace("import BadChar", "import BadChar, BadQuote").replace(
+                            'raise BadChar(s[0], "quote")', "raise BadQuote(s[0])"),
+                        "notes.md": "# Notes\n\nQuotes have an error of their own.\n"})
+    repo.git("checkout", "-q", "main")
+    head = ('source = "feature"\nremote = "main"\ncleaned = "feature-clean"\n'
+            'test = "python3 test_reader.py && python3 test_quote.py"\n')
+    (tmp_path / "spec.toml").write_text(head + '[[commit]]\nmessage = "Add a quote error"\n'
+                                        '[[commit]]\nmessage = "Say so in the notes"\n')
+    assert retcon(repo, "spec", "import", str(tmp_path / "spec.toml")).code == 0
+    rows = json.loads(retcon(repo, "hunks", "--json").out)
+    ids = {p: [r["id"] for r in rows if r["path"] == p] for p in {r["path"] for r in rows}}
+    mine = [*ids["errors.py"], f"{ids['test_reader.py'][0]}:1-2"]
+    theirs = [*ids["reader.py"], f"{ids['test_quote.py'][0]}:1-2", *ids["notes.md"]]
+    (tmp_path / "spec.toml").write_text(
+        head + '[[commit]]\nmessage = "Add a quote error"\nhunks = [' + ", ".join(f'"{i}"' for i in mine) + "]\n"
+        '[[commit]]\nmessage = "Say so in the notes"\nhunks = [' + ", ".join(f'"{i}"' for i in theirs) + "]\n")
+    assert retcon(repo, "spec", "import", str(tmp_path / "spec.toml")).code == 0
+    res = retcon(repo, "run", "-m", "retcon-paths")
+    assert res.code == 0, res.text
+    assert "The 6 lines commit 2 names in reader.py, test_quote.py: they pass; committing them as the fix " \
+           "(no model needed)" in res.out, res.out
+    made = repo.git("show", "--format=", "--name-only", "feature-clean~1").split()
+    assert made == ["reader.py", "test_quote.py"], made
+    assert repo.git("show", "--name-only", "--format=", "feature-clean").split() == ["notes.md"]
+    assert repo.tree("feature-clean") == repo.tree("feature")

@@ -8,6 +8,7 @@ What the user's spec decides (its `hunks`, its `paths`) is never moved.
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -19,6 +20,7 @@ from git_retcon.owners import names
 from git_retcon.owners.bulk import Bulk, classify, owner_by_rule
 from git_retcon.owners.evidence import Evidence, Who
 from git_retcon.owners.question import Answer
+from git_retcon.owners.rules import formats
 
 ROUNDS = 5      # definitions moved down, then looked at again (a chain of three needs two)
 
@@ -59,6 +61,7 @@ def compose(repo: pygit2.Repository, base: str, tip: str, n: int, ev: Evidence,
     _none_empty(n, ev, out, skip, reading)
     _bulk(bulk, n, ev.hunks, out)
     _tests_after_code(ev.hunks, out, reading)
+    _expectations_with_their_writer(ev.hunks, out)
     _definitions_first(ev.hunks, out, reading)
     _renames_together(ev.hunks, out, reading)
     _none_empty(n, ev, out, skip, reading)   # a hunk brought down may have emptied a commit again
@@ -237,6 +240,30 @@ def _tests_after_code(hunks: list[diff.Hunk], out: Composed, reading: _Reading) 
         if latest > own.k:
             out.owners[h.id] = Owner(latest, "rule", f"tests go with the code they test (commit {latest + 1})")
             out.moved.append(f"{h.id} {h.path}: a test, moved to commit {latest + 1} with the code it tests")
+
+
+def _expectations_with_their_writer(hunks: list[diff.Hunk], out: Composed) -> None:
+    """A test line edited to expect a text that a format string of one commit's code writes (and
+    no longer the text it expected) goes with that commit, before or after: earlier, it expects
+    what is not written yet; later, the old expectation fails once the code writes the new text
+    (xmlparser: tests/pi.rs's "expected quote mark not '*'" was put in commit 4, the arm writing
+    "expected quote mark not '{}' at {}" in commit 2, whose test run then failed)."""
+    writers: dict[str, set[int]] = {}
+    for h in hunks:
+        if not names.is_test(h.path):
+            for pattern in formats(names.hunk_lines(h)[1]):
+                writers.setdefault(pattern, set()).add(out.owners[h.id].k)
+    for h in hunks:
+        own = out.owners[h.id]
+        removed, added = names.hunk_lines(h)
+        if own.who == "user" or not names.is_test(h.path) or not removed or not added:
+            continue
+        expects = {next(iter(ks)) for pattern, ks in writers.items()
+                   if len(ks) == 1 and any(re.search(pattern, ln) for ln in added)
+                   and not any(re.search(pattern, ln) for ln in removed)}
+        if len(expects) == 1 and (k := expects.pop()) != own.k:
+            out.owners[h.id] = Owner(k, "rule", f"expects what commit {k + 1}'s code writes")
+            out.moved.append(f"{h.id} {h.path}: expects what commit {k + 1}'s code writes, moved to commit {k + 1}")
 
 
 def _definitions_first(hunks: list[diff.Hunk], out: Composed, reading: _Reading) -> None:

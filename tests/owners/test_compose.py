@@ -209,3 +209,29 @@ def test_a_lists_frame_goes_with_the_commit_that_empties_it(tmp_path):
     out = compose(r, base, tip, len(spec.commits), ev, answers, frames)
     assert out.owners[frame.id].k == 1 and "empties it" in out.owners[frame.id].why
     assert any("a list's frame goes with its entries" in m for m in out.moved)
+
+
+def test_an_edited_expectation_goes_with_the_code_that_writes_it(tmp_path):
+    """xmlparser: the arm writing "expected quote mark not '{}' at {}" went to commit 2 and a test
+    line edited to expect that text to commit 4, so commit 2's old expectation failed. Edited test
+    lines go to the commit whose code writes what they now expect, from after it or before it."""
+    from git_retcon import diff
+
+    check = "import errors\nassert str(errors.quote('x')) == {!r}\n"
+    repo = GitRepo.init(tmp_path / "r")
+    repo.commit("base", {"errors.py": "def quote(c):\n    return f\"expected '\\\"' not {c}\"\n",
+                         "test_a.py": check.format("expected '\"' not x"), "test_b.py": check.format("bad x")})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("all", {"errors.py": "def quote(c):\n    return f\"expected a quote mark not {c}\"\n",
+                        "test_a.py": check.format("expected a quote mark not x"),
+                        "test_b.py": check.format("expected a quote mark not x")})
+    r = pygit2.Repository(str(repo.path))
+    spec = parse(SPEC)
+    base, tip = ends(r, spec)
+    hunks = diff.remaining(r, str(r[base].peel(pygit2.Commit).tree_id), str(r[tip].peel(pygit2.Commit).tree_id))
+    code, a, b = (next(h for h in hunks if h.path == p) for p in ("errors.py", "test_a.py", "test_b.py"))
+    ev = Evidence(hunks)
+    answers = {code.id: Answer(1, "model", (1, 1)), a.id: Answer(2, "model", (2, 2)), b.id: Answer(0, "model", (0, 0))}
+    out = compose(r, base, tip, len(spec.commits), ev, answers)
+    assert [out.owners[h.id].k for h in (code, a, b)] == [1, 1, 1]
+    assert out.owners[a.id].why == "expects what commit 2's code writes"

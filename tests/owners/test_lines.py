@@ -297,17 +297,23 @@ SHAPES = [
 def test_variants_arms_change_log_lines_and_test_blocks_are_atoms(tmp_path, monkeypatch, truth_model):
     """Squashed, each of these hunks holds lines of both commits (xmlparser's, sindresorhus/is'):
     each is split where its commits' lines meet, and a model that knows places each part."""
-    monkeypatch.setitem(HISTORIES, "shapes", (SHAPES_BASE, SHAPES))
-    _truth(tmp_path, "shapes", monkeypatch)
-    repo, messages, trees = _build(tmp_path, "shapes", squash=True)
+    _split_and_rebuilt(tmp_path, monkeypatch, "shapes", (SHAPES_BASE, SHAPES), {"error.rs", "CHANGELOG.md", "test.js"})
+
+
+def _split_and_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str,
+                       history: tuple[dict[str, str], list[tuple[str, dict[str, str]]]], split: set[str]) -> None:
+    """The history squashed, planned by owners-truth with no test command: the hunks of exactly the
+    paths `split` are split into atoms, and the run rebuilds each commit's tree."""
+    monkeypatch.setitem(HISTORIES, name, history)
+    _truth(tmp_path, name, monkeypatch)
+    repo, messages, trees = _build(tmp_path, name, squash=True)
     assert retcon(repo, "spec", "rm", "clean").code == 0
     text = (tmp_path / "spec.toml").read_text().replace(f'test = "{TEST}"\n', "")
     (tmp_path / "spec.toml").write_text(text)
     res = retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "-m", "owners-truth", "--no-edit")
     assert res.code == 0, res.text
     rows = json.loads(retcon(repo, "hunks", "--json").out)
-    split = {r["path"] for r in rows if ":" in r["id"]}
-    assert split == {"error.rs", "CHANGELOG.md", "test.js"}, rows
+    assert {r["path"] for r in rows if ":" in r["id"]} == split, rows
     assert retcon(repo, "run").code == 0
     assert [repo.tree(f"clean~{i}") for i in range(len(messages) - 1, -1, -1)] == trees
 
@@ -346,16 +352,5 @@ def test_sections_type_members_doc_lists_and_a_new_change_log_list_are_atoms(tmp
     """Squashed, each document's one hunk holds lines of both commits: each is split where its
     commits' lines meet (a change log's new list keeps its heading and closing blank line with the
     first entry), and a model that knows rebuilds both commits' trees."""
-    monkeypatch.setitem(HISTORIES, "docs", (DOCS_BASE, DOCS))
-    _truth(tmp_path, "docs", monkeypatch)
-    repo, messages, trees = _build(tmp_path, "docs", squash=True)
-    assert retcon(repo, "spec", "rm", "clean").code == 0
-    text = (tmp_path / "spec.toml").read_text().replace(f'test = "{TEST}"\n', "")
-    (tmp_path / "spec.toml").write_text(text)
-    res = retcon(repo, "plan", "--from-file", str(tmp_path / "spec.toml"), "-m", "owners-truth", "--no-edit")
-    assert res.code == 0, res.text
-    rows = json.loads(retcon(repo, "hunks", "--json").out)
-    split = {r["path"] for r in rows if ":" in r["id"]}
-    assert split == {"readme.md", "assert.ts", "lib.rs", "CHANGELOG.md"}, rows
-    assert retcon(repo, "run").code == 0
-    assert [repo.tree(f"clean~{i}") for i in range(len(messages) - 1, -1, -1)] == trees
+    _split_and_rebuilt(tmp_path, monkeypatch, "docs", (DOCS_BASE, DOCS),
+                       {"readme.md", "assert.ts", "lib.rs", "CHANGELOG.md"})

@@ -120,6 +120,8 @@ def enclosing(lines: list[str], index: int, inner: int) -> str | None:
         if not ln.strip():
             continue
         if indent(ln) < inner:
+            if ln.lstrip().startswith(")"):    # the end of a signature written on several lines
+                continue
             m = _DEF.match(ln)
             if m:
                 return m.group(1)

@@ -1,0 +1,178 @@
+"""What plan/clusters.py reads of atoms and files to tie two changes together: the names a line says,
+a line said again elsewhere, a replacement made twice, what kind of file a path is, and the words
+a unit of atoms says.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import pygit2
+
+from git_retcon import diff
+from git_retcon.diff.apply import files_under
+from git_retcon.git.plumbing import get_blob
+from git_retcon.owners import names
+
+SHORT = 3               # a name shorter than this ties nothing
+SAME_EDIT = 20          # characters a line has at least to tie two files by the same edit
+PROSE = frozenset({"md", "rst", "txt", "adoc"})
+DATA = frozenset({"json", "toml", "yaml", "yml", "txt", "csv", "xml", "snap", "golden", "out", "expected", "in"})
+CONFIG = frozenset({"yaml", "yml", "toml", "cfg", "ini", "conf", "json"})
+CODELESS = PROSE | DATA | {"cfg", "ini", "lock", "conf"}
+# Words every test file's path says: they tell no test's code apart.
+GENERIC = frozenset({"test", "tests", "data", "spec", "fixture", "valid", "invalid", "json", "toml", "yaml"})
+
+_STRING = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`""")
+_MARKS = re.compile(r"^\s*(?:///?|#+|--|\*|/\*+|<!--|-(?=\s)|[*+](?=\s))\s*")
+_TOKEN = re.compile(r"[\w.]+")
+QUOTED = re.compile(r"""["'`]([\w][\w./-]{2,80})["'`]""")
+
+
+def key(ident: str) -> str:
+    """A name as every spelling of it reads: isFiniteNumber, is_finite_number -> isfinitenumber."""
+    return "".join(p.lower() for p in names.parts(ident))
+
+
+def keys(lines: Iterable[str], prose: bool) -> tuple[set[str], set[str]]:
+    """The names lines say outside strings and comments (none in prose), and every run of two to
+    five words or name parts on one line, strings included ('finite number' -> finitenumber)."""
+    full: set[str] = set()
+    runs: set[str] = set()
+    for ln in lines:
+        if names.COMMENT.match(ln):
+            continue
+        ln = ln[:300]
+        for ident in [] if prose else names.identifiers(_STRING.sub(" ", ln)):
+            if len(k := key(ident)) >= SHORT and not k.isdigit():
+                full.add(k)
+        tokens = [p.lower() for ident in names.identifiers(ln) for p in names.parts(ident)]
+        for i in range(len(tokens)):
+            for j in range(i + 2, min(i + 5, len(tokens)) + 1):
+                runs.add("".join(tokens[i:j]))
+    return full, runs
+
+
+def plain(line: str) -> str:
+    """A line as any file says it: comment marks and spacing gone."""
+    return " ".join(_MARKS.sub("", line).split())
+
+
+def edit_lines(h: diff.Hunk) -> set[str]:
+    """h's changed lines of SAME_EDIT characters or more, plain, each signed - or +."""
+    removed, added = names.hunk_lines(h)
+    return {sign + text for sign, lines in (("-", removed), ("+", added)) for ln in lines
+            if len(text := plain(ln)) >= SAME_EDIT}
+
+
+def swap(h: diff.Hunk) -> tuple[frozenset[str], frozenset[str]] | None:
+    """What a hunk replaces with what, word by word (`2.3.0` -> `2.4.0`), where it replaces."""
+    removed, added = names.hunk_lines(h)
+    old = set(_TOKEN.findall(" ".join(removed)))
+    new = set(_TOKEN.findall(" ".join(added)))
+    if not removed or not added or not old - new or not new - old:
+        return None
+    return frozenset(old - new), frozenset(new - old)
+
+
+def norm(ws: Iterable[str]) -> set[str]:
+    """Words with a plural's s taken off (datetimes, datetime)."""
+    return {w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w for w in ws}
+
+
+def extension(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[-1].lower() if "." in name else ""
+
+
+def prose(path: str) -> bool:
+    return extension(path) in PROSE
+
+
+def config(path: str) -> bool:
+    """A project's configuration: a dotfile, a file in a dot-folder (.github/), a root file of a
+    configuration format (package.json, pyproject.toml)."""
+    parts = path.split("/")
+    return any(p.startswith(".") for p in parts) or (len(parts) == 1 and extension(path) in CONFIG)
+
+
+def test(path: str) -> bool:
+    """A test or its data (a CI workflow named tests.yaml is configuration)."""
+    return names.is_test(path) and not config(path)
+
+
+def code(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return "." in name and not name.startswith(".") and extension(path) not in CODELESS
+
+
+def doc(h: diff.Hunk) -> bool:
+    """Prose: a hunk of a prose file, or of comment lines only."""
+    removed, added = names.hunk_lines(h)
+    return prose(h.path) or all(names.COMMENT.match(ln) or not ln.strip() for ln in removed + added)
+
+
+class Files:
+    """The base and tip versions of the changed files, each read once."""
+
+    def __init__(self, repo: pygit2.Repository, base: pygit2.Tree, tip: pygit2.Tree) -> None:
+        self.repo, self.trees = repo, {False: base, True: tip}
+        self.read: dict[tuple[str, bool], list[str]] = {}
+        self._folders: dict[str, set[str]] | None = None
+
+    def lines(self, path: str, new: bool) -> list[str]:
+        if (path, new) not in self.read:
+            try:
+                self.read[path, new] = names.text_lines(get_blob(self.repo, self.trees[new][path].id).data)
+            except (KeyError, ValueError):
+                self.read[path, new] = []
+        return self.read[path, new]
+
+    def vocabulary(self, paths: Iterable[str], new: bool) -> set[str]:
+        """Every name and run of words the files at paths say, at the tip (new) or the base."""
+        out: set[str] = set()
+        for path in paths:
+            full, runs = keys(self.lines(path, new), prose(path))
+            out |= full | runs
+        return out
+
+    def says(self, paths: Iterable[str], line: str, new: bool) -> bool:
+        """Whether one of paths (at the tip: new) says the plain line."""
+        return any(plain(ln) == line for p in paths for ln in self.lines(p, new))
+
+    def around(self, h: diff.Hunk) -> str | None:
+        """The definition a modifying hunk sits inside."""
+        if h.kind != "modify":
+            return None
+        removed, added = names.hunk_lines(h)
+        new = bool(added)
+        at = (h.new_start if new else h.old_start) - 1
+        return names.enclosing(self.lines(h.path, new), at, names.least_indent(added or removed))
+
+    def folder_of(self, stem: str) -> str | None:
+        """The one folder of the tip's tree that holds files named stem, if one does."""
+        if self._folders is None:
+            self._folders = {}
+            for path in files_under(self.repo, self.trees[True]):
+                folder, _, name = path.rpartition("/")
+                self._folders.setdefault(name.split(".", 1)[0], set()).add(folder)
+        found = self._folders.get(stem, set())
+        return next(iter(found)) if len(found) == 1 else None
+
+
+def words(hs: list[diff.Hunk], around: list[str | None]) -> dict[str, float]:
+    """The words of a unit of atoms, each with its weight: its code's alone where it has code (a
+    code unit's tests would speak for it to every other test), with the definitions its changes
+    sit in; a test file's name, less GENERIC, counts twice (localtime.toml and RE_LOCALTIME)."""
+    has_code = any(not test(h.path) for h in hs)
+    out: dict[str, float] = {}
+    for h, a in zip(hs, around, strict=True):
+        if has_code and test(h.path):
+            continue
+        removed, added = names.hunk_lines(h)
+        for w in norm(names.words(a or "") | names.words(h.path) | names.words(" ".join((added or removed)[:200]))):
+            out.setdefault(w, 1.0)
+        if not has_code:
+            for w in norm(names.words(names.stem(h.path))) - GENERIC:
+                out[w] = 2.0
+    return out

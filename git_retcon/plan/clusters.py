@@ -9,7 +9,7 @@ a commit per test data file), never by purpose. Plain code reads what ties two c
 - a format string and the test that expects what it writes;
 - a line that names a changed file, or a file of the tree whose folder's words a changed data
   file's path says (tomli's `"newline-comment",` and tests/data/valid/inline-table/);
-- a data file's pair (x.json beside x.toml);
+- a data file's pair (x.json beside x.toml), the data files of one test folder;
 - the same edit in two files (a readme and the crate doc that copies it), or the same replacement
   in two hunks (a version bumped in three files);
 - the source commit that wrote them, where the branch has several with subjects that say something;
@@ -67,7 +67,9 @@ def clusters(repo: pygit2.Repository, base: str, tip: str, hunks: list[diff.Hunk
     """The branch's diff (hunks of base..tip) as atoms: the commits plain code proposes, each a list
     of atoms in the diff's order, and the atoms left in doubt. noise: a source commit's subject
     that says nothing ("wip"); log, if given, gets why each two atoms were joined."""
-    c = _Clustering(repo, base, tip, atoms.split(repo, base, tip, hunks, set()), log)
+    frames: set[str] = set()
+    c = _Clustering(repo, base, tip, atoms.split(repo, base, tip, hunks, set(), frames), log)
+    c.frames = frames
     for step in (c.names, c.formats, c.files_named, c.data_pairs, c.same_edits, lambda: c.sources(noise),
                  c.hunks, c.same_files, c.inside):
         step()
@@ -84,6 +86,7 @@ class _Clustering:
         self.whole = [diff_atoms.hunk_id(h.id) for h in parts]
         self.new_of: list[set[str]] = []
         self.copied = [ties.doc(h) for h in parts]     # prose, or an edit said again in another file
+        self.frames: set[str] = set()                   # a list's frame: the questions place it
 
     def join(self, i: int, j: int, why: str) -> None:
         if i == j:
@@ -158,12 +161,18 @@ class _Clustering:
                     self.join(i, first[hits[0]], f"{quoted} names files in {folder}")
 
     def data_pairs(self) -> None:
+        """A data file's pair (x.json beside x.toml); a test folder's data files."""
         stems: dict[str, list[int]] = {}
+        folders: dict[str, list[int]] = {}
         for i, h in enumerate(self.parts):
             if ties.extension(h.path) in ties.DATA:
                 stems.setdefault(h.path.rsplit(".", 1)[0], []).append(i)
+                if ties.test(h.path):
+                    folders.setdefault(h.path.rpartition("/")[0], []).append(i)
         for found in stems.values():
             self.join_all(found, "a data file's pair")
+        for folder, found in folders.items():
+            self.join_all(found, f"test data in {folder}/")
 
     def same_edits(self) -> None:
         """A line no base version says (a removed one: no tip version) changed in two files; the
@@ -203,6 +212,8 @@ class _Clustering:
                 by.setdefault(k, []).append(i)
         for k, found in by.items():
             self.join_all(found, f"written by {commits[k].sha[:9]}")
+            for i in found:     # a commit of its own, however small
+                self.tied[i] = True
 
     def hunks(self) -> None:
         """The atoms of a hunk none of whose atoms is tied elsewhere: the hunk, whole."""
@@ -242,27 +253,47 @@ class _Clustering:
         # Atoms whose hunk's other atoms are tied elsewhere, tied to none of them: in doubt.
         doubt = [g for g in groups.values() if all(self.whole[i] != parts[i].id and any(
             self.tied[j] for j in self.mates[self.whole[i]] if self.u.find(j) != self.u.find(i)) for i in g)]
-        left = [parts[i] for g in doubt for i in g]
-        units = [[parts[i] for i in g] for g in groups.values() if g not in doubt]
-        units = _tests_with_code(units, [ties.words(g, [self.files.around(h) for h in g]) for g in units])
+        sure = [[parts[i] for i in g] for g in groups.values() if g not in doubt]
+        # Of those, the entries that name a test case (tomli's "hex-escape") may join the code their
+        # words name; the rest, and a list's frame, stay for the questions.
+        named = [g for g in doubt if all(_names_a_case(parts[i]) for i in g)]
+        unsure = [[parts[i] for i in g] for g in named]
+        frames = [parts[i] for g in doubt if g not in named for i in g]
+        said = [ties.words(g, [self.files.around(h) for h in g]) for g in sure + unsure]
+        units = _tests_with_code(sure + unsure, said, len(sure)) + ([frames] if frames else [])
+        in_doubt = {parts[i].id for g in doubt for i in g}
+        left = [h for g in units if all(h.id in in_doubt for h in g) for h in g]
         count = Counter(h.path for h in parts)
         index = {h.id: i for i, h in enumerate(parts)}
         cores: list[list[diff.Hunk]] = []
         for g in units:
             h = g[0]
+            if all(x.id in in_doubt for x in g):   # no code's words spoke for it clearly
+                continue
             # A lone hunk that brings no name of its own, in a file with other changes: in doubt.
-            if len(g) > 1 or h.kind != "modify" or self.new_of[index[h.id]] or count[h.path] == 1:
+            if len(g) > 1 or h.kind != "modify" or self.new_of[index[h.id]] or count[h.path] == 1 or \
+                    self.tied[index[h.id]]:
                 cores.append(sorted(g, key=lambda x: index[x.id]))
             else:
                 left.append(h)
         return sorted(cores, key=lambda g: index[g[0].id]), sorted(left, key=lambda x: index[x.id])
 
 
-def _tests_with_code(units: list[list[diff.Hunk]], words: list[dict[str, float]]) -> list[list[diff.Hunk]]:
+_CASE = re.compile(r"""^\s*["'][\w.]+[-_][\w.-]*["']\s*[,:]?\s*$""")
+
+
+def _names_a_case(h: diff.Hunk) -> bool:
+    """An atom of test lines, each a quoted name of a case alone (`"hex-escape",`)."""
+    removed, added = names.hunk_lines(h)
+    return ties.test(h.path) and all(_CASE.match(ln) for ln in removed + added if ln.strip())
+
+
+def _tests_with_code(units: list[list[diff.Hunk]], words: list[dict[str, float]], sure: int) -> list[list[diff.Hunk]]:
     """A unit of tests alone joins the code unit whose words it shares most (a word counting more
     the fewer code units say it), at least LEAST and CLEAR times any other's: a test tests nothing
-    alone. One that speaks for two units of one file alike joins them both: they are one change."""
-    code = [k for k, g in enumerate(units)
+    alone. One that speaks for two units of one file alike joins them both: they are one change.
+    Units from `sure` on are in doubt: they may join a code unit, none joins them."""
+    code = [k for k, g in enumerate(units[:sure])
             if any(ties.code(h.path) and not ties.test(h.path) and not ties.doc(h) for h in g)]
     how_many = Counter(w for k in code for w in words[k])
     into = list(range(len(units)))
@@ -296,3 +327,23 @@ def describe(core: list[diff.Hunk]) -> str:
         defined += [d for d in names.defined(names.hunk_lines(h)[1]) if d not in defined]
     return (f"Files: {', '.join(files[:8])}" + (f" (+{len(files) - 8} more)" if len(files) > 8 else "")
             + (f". Adds: {', '.join(defined[:8])}" if defined else ""))
+
+
+def order(cores: list[list[diff.Hunk]]) -> list[list[diff.Hunk]]:
+    """The proposed commits in an order that builds: one that says a name another defines after
+    that one; else as the diff has them (a cycle keeps the diff's order)."""
+    defines = [{ties.key(d) for h in c for d in names.defined(names.hunk_lines(h)[1])} for c in cores]
+    says = []
+    for c in cores:
+        full: set[str] = set()
+        for h in c:
+            f, runs = ties.keys(names.hunk_lines(h)[1], ties.prose(h.path))
+            full |= f | runs
+        says.append(full)
+    after = {k: {j for j in range(len(cores)) if j != k and says[k] & (defines[j] - defines[k])}
+             for k in range(len(cores))}
+    out: list[int] = []
+    while len(out) < len(cores):
+        ready = [k for k in range(len(cores)) if k not in out and after[k] <= set(out)]
+        out.append(ready[0] if ready else next(k for k in range(len(cores)) if k not in out))
+    return [cores[k] for k in out]

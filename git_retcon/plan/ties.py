@@ -44,8 +44,8 @@ def keys(lines: Iterable[str], prose: bool) -> tuple[set[str], set[str]]:
             continue
         ln = ln[:300]
         for ident in [] if prose else names.identifiers(_STRING.sub(" ", ln)):
-            if len(k := key(ident)) >= SHORT and not k.isdigit():
-                full.add(k)
+            if len(k := key(ident)) >= SHORT and not k.isdigit() and k not in names.COMMON_WORDS:
+                full.add(k)     # `int`, `list`: no base file may say them, they are no one's
         tokens = [p.lower() for ident in names.identifiers(ln) for p in names.parts(ident)]
         for i in range(len(tokens)):
             for j in range(i + 2, min(i + 5, len(tokens)) + 1):

@@ -1,0 +1,73 @@
+"""plan/clusters.py: the commits plain code proposes from a branch's diff, on small real repositories."""
+from __future__ import annotations
+
+import pygit2
+
+from git_retcon import diff
+from git_retcon.plan import clusters
+from testing.gitrepo import GitRepo
+
+
+def _clusters(tmp_path, base: dict[str, str], *steps: tuple[str, dict[str, str]]):
+    """The proposed commits (each its paths) and the paths in doubt, for a branch of steps."""
+    repo = GitRepo.init(tmp_path / "r")
+    repo.commit("base", base)
+    repo.git("checkout", "-q", "-b", "feature")
+    for message, files in steps:
+        repo.commit(message, files)
+    r = pygit2.Repository(str(repo.path))
+    b, t = str(r.revparse_single("main").id), str(r.revparse_single("feature").id)
+    cores, left = clusters.clusters(r, b, t, diff.remaining(r, str(r[b].tree_id), str(r[t].tree_id)),
+                                    noise=lambda s: s == "wip")
+    return [sorted({h.path for h in c}) for c in clusters.order(cores)], sorted(h.path for h in left)
+
+
+def test_a_new_name_ties_its_definition_its_uses_and_its_test(tmp_path):
+    """is: isFiniteNumber defined in one file, listed in another, tested in a third: one commit;
+    a change elsewhere that names nothing new is a commit of its own."""
+    cores, left = _clusters(
+        tmp_path, {"src/is.py": "def is_int(v):\n    return True\n", "src/all.py": "ALL = [is_int]\n",
+                   "notes.py": "X = 1\n"},
+        ("wip", {"src/is.py": "def is_int(v):\n    return True\n\n\ndef is_finite_number(v):\n    return v == v\n",
+                 "src/all.py": "ALL = [is_int]\nALL += [is_finite_number]\n",
+                 "tests/test_is.py": "from src.is import is_finite_number\n\n\ndef test_finite():\n"
+                                     "    assert is_finite_number(1)\n",
+                 "notes.py": "X = 2\n"}))
+    assert cores == [["notes.py"], ["src/all.py", "src/is.py", "tests/test_is.py"]]
+    assert left == []
+
+
+def test_the_same_edit_in_two_files_and_a_version_bumped_in_three_are_one_commit_each(tmp_path):
+    """xmlparser's readme and the crate doc that copies it; tomli's version in three files."""
+    doc = "A parser.\n\nIt is fast.\n"
+    cores, _ = _clusters(
+        tmp_path, {"README.md": doc, "src/lib.rs": "//! " + doc.replace("\n\n", "\n//!\n//! "),
+                   "pyproject.toml": 'version = "2.3.0"\n', "setup.cfg": "version = 2.3.0\n",
+                   "src/__init__.py": '__version__ = "2.3.0"\n'},
+        ("wip", {"README.md": doc.replace("fast.", "fast and forbids unsafe code."),
+                 "src/lib.rs": ("//! " + doc.replace("\n\n", "\n//!\n//! ")).replace(
+                     "fast.", "fast and forbids unsafe code."),
+                 "pyproject.toml": 'version = "2.4.0"\n', "setup.cfg": "version = 2.4.0\n",
+                 "src/__init__.py": '__version__ = "2.4.0"\n'}))
+    assert sorted(cores) == [["README.md", "src/lib.rs"], ["pyproject.toml", "setup.cfg", "src/__init__.py"]]
+
+
+def test_the_branchs_own_commits_tie_what_they_wrote_unless_they_say_nothing(tmp_path):
+    base = {"calc.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"}
+    add = base["calc.py"].replace("    return a + b", "    a = int(a)\n    return a + b")
+    both = add.replace("    return a * b", "    b = int(b)\n    return a * b")
+    cores, _ = _clusters(tmp_path / "said", base, ("add: accept strings", {"calc.py": add}),
+                         ("mul: accept strings", {"calc.py": both}))
+    assert len(cores) == 2
+    cores, left = _clusters(tmp_path / "wip", base, ("wip", {"calc.py": add}), ("wip", {"calc.py": both}))
+    assert cores == [] and left == ["calc.py", "calc.py"]    # two lone hunks of one file: in doubt
+
+
+def test_a_commit_that_calls_a_changed_definition_comes_after_it(tmp_path):
+    """money() takes places now, and the report passes them: the report's commit comes second."""
+    cores, _ = _clusters(
+        tmp_path, {"a_report.py": "def report():\n    return money(3)\n",
+                   "z_money.py": "def money(x):\n    return str(x)\n"},
+        ("wip", {"a_report.py": "def report():\n    return money(3, 2)\n",
+                 "z_money.py": "def money(x, places):\n    return f'{x:.{places}f}'\n"}))
+    assert cores == [["z_money.py"], ["a_report.py"]]

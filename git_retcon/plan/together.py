@@ -40,7 +40,9 @@ def merges(spec: specmod.Spec, owner_of: dict[str, int], hunks: list[diff.Hunk])
         mine[owner_of[h.id]].append(h)
     code = [k for k in range(n) if any(not names.is_test(h.path) for h in mine[k])]
     tests = [k for k in range(n) if mine[k] and k not in code]
-    said = {k: _words(spec.commits[k], mine[k]) for k in code}
+    # A code commit's own tests would speak for it to every test-only commit (plain code's clusters
+    # hold their test data): its code alone speaks for it.
+    said = {k: _words(spec.commits[k], [h for h in mine[k] if not names.is_test(h.path)]) for k in code}
     how_many = Counter(w for k in code for w in said[k])
     out: dict[int, int] = {}
     for t in tests:

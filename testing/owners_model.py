@@ -17,7 +17,9 @@ through llm's plugin manager like the scripted model.
 `imperfect` model does (testing/imperfect_model.py): the benches' "after", beside `imperfect` alone.
 
 Each answers `plan --outline`'s request for commits (prompts/plan-outline.md) with the reply in
-$RETCON_OWNERS_OUTLINE, as it is, or else one commit per file of the overview.
+$RETCON_OWNERS_OUTLINE, as it is, or else one commit per file of the overview; and its request to
+name the commits plain code proposed (prompts/plan-name.md) with $RETCON_OWNERS_NAMES, as it is, or
+else "Change" and each commit's files.
 
 Every question is appended to $RETCON_SCRIPT_LOG (JSON lines) when set.
 """
@@ -60,6 +62,17 @@ def outline(prompt: str) -> str:
     return json.dumps({"commits": [{"message": f"Change {p}", "holds": p} for p in _FILE.findall(prompt)]})
 
 
+_PROPOSED = re.compile(r"^Commit \d+ \(\+\d+ -\d+\): (.*)$", re.M)
+
+
+def naming(prompt: str) -> str:
+    """The messages `plan --outline` asks for: $RETCON_OWNERS_NAMES, else each commit's files."""
+    given = os.environ.get("RETCON_OWNERS_NAMES")
+    if given is not None:
+        return given
+    return json.dumps({"commits": [{"message": f"Change {files}"} for files in _PROPOSED.findall(prompt)]})
+
+
 class OwnersLast(llm.Model):
     model_id = "owners-last"
     supports_schema = True
@@ -73,7 +86,8 @@ class OwnersLast(llm.Model):
         text = prompt.prompt or ""
         offered = choices(text)
         got = self.pick(text, offered)
-        reply = outline(text) if "\nStep: outline" in text else self.reply(text, got, bool(prompt.schema))
+        reply = outline(text) if "\nStep: outline" in text else naming(text) if "\nStep: name" in text else \
+            self.reply(text, got, bool(prompt.schema))
         entry: dict[str, Any] = {"model": self.model_id, "choices": offered, "reply": reply,
                                  "schema": bool(prompt.schema), "prompt": text}
         _log(os.environ.get("RETCON_SCRIPT_LOG"), entry)

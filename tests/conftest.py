@@ -42,3 +42,15 @@ def scripted(tmp_path, monkeypatch):
 
     yield install
     scripted_model.unregister()
+
+
+@pytest.fixture
+def owners_models(tmp_path, monkeypatch):
+    """The owners' test models registered; returns the log of the questions they were asked."""
+    from testing import owners_model
+
+    owners_model.register()
+    log = tmp_path / "owners-log.jsonl"
+    monkeypatch.setenv("RETCON_SCRIPT_LOG", str(log))
+    yield log
+    owners_model.unregister()

@@ -106,6 +106,14 @@ def renumber(p: Placement, new: list[int]) -> None:
                                if 0 < int(m[1]) <= len(new) else m[0], line) for line in p.composed.moved]
 
 
+def clustered(p: Placement, ids: dict[str, int]) -> None:
+    """The atoms `plan --outline`'s plain code put in a commit (plan/clusters.py), placed by a rule."""
+    for i in ids.keys() & p.composed.owners.keys():
+        o = p.composed.owners[i]
+        if o.who == "user":
+            p.composed.owners[i] = replace(o, who="rule", why="plain code's cluster (plan --outline)")
+
+
 def assign(spec: specmod.Spec, p: Placement) -> None:
     """The placement written into the spec's `hunks`, in diff order (what the spec decided stays)."""
     for k, c in enumerate(spec.commits):

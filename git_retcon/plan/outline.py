@@ -35,7 +35,7 @@ PER_FILE = 8              # hunks of one file described a line each
 _JSON = re.compile(r"\{.*\}", re.S)
 _STR = r'"((?:[^"\\\n]|\\.)*)"'
 _ENTRY = re.compile(r'\{\s*"message"\s*:\s*' + _STR + r'\s*,\s*"holds"\s*:\s*' + _STR + r"\s*\}")
-_NOISE = re.compile(r"^\s*(wip|tmp|temp|fixup!|squash!|amend!|fix|fixes|more|stuff|\.+)\b\W*\S{0,12}\s*$", re.I)
+NOISE = re.compile(r"^\s*(wip|tmp|temp|fixup!|squash!|amend!|fix|fixes|more|stuff|\.+)\b\W*\S{0,12}\s*$", re.I)
 
 
 def schema(most: int) -> dict[str, Any]:
@@ -45,7 +45,7 @@ def schema(most: int) -> dict[str, Any]:
     return {"type": "object", "properties": {"commits": commits}, "required": ["commits"]}
 
 
-def _change_line(h: diff.Hunk, file_lines: list[str]) -> str:
+def change_line(h: diff.Hunk, file_lines: list[str]) -> str:
     """One hunk in a line: the definition it sits in, and its first changed line that says something."""
     removed, added = names.hunk_lines(h)
     shown = next((ln.strip() for ln in added + removed if len(ln.strip()) > 3), "")
@@ -73,15 +73,20 @@ def overview(repo: pygit2.Repository, base: str, tip: str, hunks: list[diff.Hunk
                 break
             text.append(d)
             used += len(d) + 1
+    return "\n".join(text + subjects_text(repo, base, tip))
+
+
+def subjects_text(repo: pygit2.Repository, base: str, tip: str) -> list[str]:
+    """The branch's own commit subjects that say something ("wip", "fixup! ...": nothing to
+    learn), as lines to end an overview with."""
     subjects: list[str] = []
     with contextlib.suppress(pygit2.GitError, KeyError, ValueError):
         subjects = [c.message.strip().splitlines()[0][:MESSAGE_CHARS] for c in source_commits(repo, base, tip)
                     if c.message.strip()]
-    subjects = [s for s in subjects if not _NOISE.match(s)]   # "wip", "fixup! ...": nothing to learn
-    if subjects:
-        text += ["", "The branch's own commit subjects, oldest first:"]
-        text += [f"- {s}" for s in subjects[-30:]]
-    return "\n".join(text)
+    subjects = [s for s in subjects if not NOISE.match(s)]
+    if not subjects:
+        return []
+    return ["", "The branch's own commit subjects, oldest first:", *[f"- {s}" for s in subjects[-30:]]]
 
 
 def _files(repo: pygit2.Repository, tip: str, hunks: list[diff.Hunk]) -> tuple[list[str], list[list[str]]]:
@@ -93,7 +98,7 @@ def _files(repo: pygit2.Repository, tip: str, hunks: list[diff.Hunk]) -> tuple[l
     tip_tree = get_commit(repo, tip).tree
     heads: list[str] = []
     details: list[list[str]] = []
-    folders = _data_folders(list(by_path))
+    folders = data_folders(list(by_path))
     in_folder = {p: f for f, ps in folders.items() for p in ps}
     for path, hs in by_path.items():
         if path in in_folder:   # a folder of data files is one line, where its first file is
@@ -115,7 +120,7 @@ def _files(repo: pygit2.Repository, tip: str, hunks: list[diff.Hunk]) -> tuple[l
             file_lines = names.text_lines(get_blob(repo, tip_tree[path].id).data)
         except (KeyError, ValueError):
             file_lines = []
-        details.append([_change_line(h, file_lines) for h in hs[:PER_FILE]])
+        details.append([change_line(h, file_lines) for h in hs[:PER_FILE]])
     return heads, details
 
 
@@ -125,7 +130,7 @@ DATA = frozenset({"json", "toml", "yaml", "yml", "txt", "csv", "tsv", "xml", "sn
                   "expected", "in", "dat", "ini"})
 
 
-def _data_folders(paths: list[str]) -> dict[str, list[str]]:
+def data_folders(paths: list[str]) -> dict[str, list[str]]:
     """The folders holding two or more changed data files, each with them, in the diff's order."""
     found: dict[str, list[str]] = {}
     for p in paths:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import llm
 
@@ -116,8 +116,14 @@ def plan(store: Store, req: PlanRequest, say: Callable[[str], None]) -> specmod.
     return spec
 
 
-# The model loaded, and the spec's diff (merge base, tip, hunks): what placing the hunks needs again.
-_Asked = tuple[llm.Model, tuple[str, str, list[diff.Hunk]]]
+@dataclass
+class _Asked:
+    """What `--outline` had, that placing the hunks needs again: the model loaded, the spec's diff
+    (merge base, tip, hunks), and the atoms plain code put in each proposed commit."""
+
+    model: llm.Model
+    diff: tuple[str, str, list[diff.Hunk]]
+    clustered: dict[str, int] = field(default_factory=dict)
 
 
 def _outlined(store: Store, req: PlanRequest, source: str, remote: str, cleaned: str,
@@ -125,7 +131,7 @@ def _outlined(store: Store, req: PlanRequest, source: str, remote: str, cleaned:
     """`plan -m MODEL --outline`: the commits the model proposes in one call (plan/outline.py)."""
     from git_retcon.model import choose as models
     from git_retcon.model.logs import ExchangeLog
-    from git_retcon.plan import outline
+    from git_retcon.plan import clusters, naming, outline
 
     model = models.load(models.choose(store.repo, req.model, None), tools=False)
     if model.model_id == models.BUILTIN:
@@ -136,12 +142,26 @@ def _outlined(store: Store, req: PlanRequest, source: str, remote: str, cleaned:
     if not hunks:
         raise RetconError(f"'{source}' changes nothing that '{remote}' lacks: nothing to plan")
     ui = UI()
+    most = req.max_commits or min(outline.MOST, len(hunks))
+    proposed = naming.propose(store.repo, base, tip, hunks, most)
+    if proposed is not None:    # plain code proposes the commits, the model names them
+        cores = proposed.cores
+        with ui.waiting(f"Asking {model.model_id} to name {len(cores)} commits"):
+            said = naming.name(model, naming.overview(store.repo, base, tip, cores), len(cores),
+                               req.instructions or "", ExchangeLog(req.log, ui.line), ui.line)
+        files = [", ".join(dict.fromkeys(h.path for h in core))[:80] for core in cores]
+        spec = outline.spec_of(source, remote, cleaned, [(m or f"Change {f}", clusters.describe(core))
+                                                        for m, f, core in zip(said, files, cores, strict=True)])
+        for c, core in zip(spec.commits, cores, strict=True):
+            c.hunks = [h.id for h in core]
+        say(f"Plain code proposed {len(cores)} logical commits from the diff, {model.model_id} named them; "
+            f"placing the {len(proposed.left)} changes left in doubt...")
+        return spec, _Asked(model, (base, tip, hunks), {h.id: k for k, core in enumerate(cores) for h in core})
     with ui.waiting(f"Asking {model.model_id} for the commits"):
-        most = req.max_commits or min(outline.MOST, len(hunks))
         commits, _ = outline.propose(model, outline.overview(store.repo, base, tip, hunks), most,
                                      req.instructions or "", ExchangeLog(req.log, ui.line), ui.line)
     say(f"{model.model_id} proposed {len(commits)} logical commits; placing the {len(hunks)} hunks...")
-    return outline.spec_of(source, remote, cleaned, commits), (model, (base, tip, hunks))
+    return outline.spec_of(source, remote, cleaned, commits), _Asked(model, (base, tip, hunks))
 
 
 def _placed(store: Store, spec: specmod.Spec, req: PlanRequest, say: Callable[[str], None],
@@ -152,16 +172,17 @@ def _placed(store: Store, spec: specmod.Spec, req: PlanRequest, say: Callable[[s
     from git_retcon.model import choose as models
     from git_retcon.model.logs import ExchangeLog
 
-    model = asked[0] if asked else models.load(models.choose(store.repo, req.model, None), tools=False)
+    model = asked.model if asked else models.load(models.choose(store.repo, req.model, None), tools=False)
     if model.model_id == models.BUILTIN:
         return None
-    spec_diff = asked[1] if asked else owners.spec_diff(store.repo, spec)
-    if not owners.unassigned(spec, spec_diff[2]):
+    spec_diff = asked.diff if asked else owners.spec_diff(store.repo, spec)
+    if not (asked and asked.clustered) and not owners.unassigned(spec, spec_diff[2]):
         return None
     ui = UI()
     with ui.waiting(f"Asking {model.model_id}"):
         p = owners.place(store.repo, spec, model, req.jobs, ui.line, ExchangeLog(req.log, ui.line), spec_diff)
     if asked:   # the model's own commits, not the user's: test-only ones join the code they test
+        owners.clustered(p, asked.clustered)    # and plain code's clusters are a rule's decision
         into = together.merges(spec, {i: o.k for i, o in p.owners.items()}, p.hunks)
         if into:
             new, said = together.merge(spec, into)

@@ -1,4 +1,6 @@
-"""`plan --outline -m MODEL`: the model names the commits in one call; the questions place the hunks."""
+"""`plan --outline -m MODEL`: plain code proposes the commits and the model names them in one call
+(tests/plan/test_outline_clusters.py), or, where plain code proposes more than --max-commits, the
+model proposes them in one call; the questions place the hunks in doubt."""
 from __future__ import annotations
 
 import json
@@ -21,30 +23,30 @@ def _plan(repo, *extra):
                   "--no-edit", *extra)
 
 
-def test_the_model_names_the_commits_and_every_hunk_gets_one(tmp_path, owners_models, monkeypatch):
-    monkeypatch.setenv("RETCON_OWNERS_OUTLINE", THREE)
+def test_the_branchs_commits_are_proposed_and_the_model_names_them(tmp_path, owners_models, monkeypatch):
+    """The keyword branch's three commits each wrote one change: plain code proposes them, in their
+    order, and the model names each."""
+    monkeypatch.setenv("RETCON_OWNERS_NAMES", json.dumps({"commits": [{"message": json.loads(THREE)["commits"][k][
+        "message"]} for k in range(3)]}))
     repo = keyword_repo(tmp_path / "r")
     out = _plan(repo)
     assert out.code == 0, out.text
-    assert "owners-last proposed 3 logical commits" in out.out
-    (asked,) = _asked(owners_models, "outline")
-    assert "- calc.py (+4 -0)" in asked["prompt"] and "- test_calc.py (+5 -0): test_swap" in asked["prompt"]
-    assert "    in add: + a = int(a)" in asked["prompt"] and "    in clamp: + if lo > hi:" in asked["prompt"]
+    assert "Plain code proposed 3 logical commits from the diff, owners-last named them" in out.out
+    (asked,) = _asked(owners_models, "name")
+    assert "Commit 1 (+1 -0): calc.py\n    in add: + a = int(a)" in asked["prompt"]
+    assert "Commit 3 (+7 -0): calc.py, test_calc.py" in asked["prompt"]
     assert "clamp: swap bounds given in the wrong order" in asked["prompt"]    # the branch's own subjects
     spec = json.loads(retcon(repo, "status", "--json").out)
     assert [c["message"] for c in spec["commits"]] == [json.loads(THREE)["commits"][k]["message"] for k in range(3)]
     rows = json.loads(retcon(repo, "hunks", "--json").out)
-    assert len(rows) == 4 and all(r["commit"] in (1, 2, 3) for r in rows)
-    # The branch's own commits wrote each hunk, and their subjects are the proposed messages.
     assert [r["commit"] for r in rows] == [1, 2, 3, 3]
-    exported = retcon(repo, "spec", "export").out
-    assert "hints = \"calc.py: clamp, and test_calc.py\"" in exported
+    assert 'hints = "Files: calc.py, test_calc.py. Adds: test_swap"' in retcon(repo, "spec", "export").out
 
 
 def test_an_unreadable_outline_is_asked_once_more_then_refused_saving_nothing(tmp_path, owners_models, monkeypatch):
     monkeypatch.setenv("RETCON_OWNERS_OUTLINE", "Sure! Here are the commits: first the add change, then...")
     repo = keyword_repo(tmp_path / "r")
-    out = _plan(repo)
+    out = _plan(repo, "--max-commits", "2")      # plain code's three are too many: the model proposes
     assert out.code == 1
     assert "proposed no usable commits (the reply is not JSON" in out.err
     assert "git retcon plan --from-file FILE -m MODEL" in out.err
@@ -77,10 +79,10 @@ def test_outline_is_the_default_and_retcon_owners_conversation_plans_whole(tmp_p
     repo = keyword_repo(tmp_path / "r")
     out = retcon(repo, "plan", "-m", "owners-last", "--source", "feature", "--onto", "main", "--no-edit")
     assert out.code == 0, out.text
-    assert len(_asked(owners_models, "outline")) == 1
+    assert len(_asked(owners_models, "name")) == 1
     repo.git("config", "retcon.owners", "conversation")
     out = retcon(repo, "plan", "-m", "owners-last", "--source", "feature", "--onto", "main", "--no-edit", "--force")
-    assert len(_asked(owners_models, "outline")) == 1          # not asked again: the whole plan was
+    assert len(_asked(owners_models, "name")) == 1          # not asked again: the whole plan was
     assert "Step: plan" in json.loads(owners_models.read_text().splitlines()[-1])["prompt"]
 
 
@@ -90,7 +92,7 @@ def test_a_wip_branchs_subjects_are_left_out_of_the_overview(tmp_path, owners_mo
     repo.commit("wip", {"NOTES": "later\n"})
     repo.commit("fix again", {"NOTES": "later, maybe\n"})
     assert _plan(repo).code == 0
-    (asked,) = _asked(owners_models, "outline")
+    (asked,) = _asked(owners_models, "name")
     subjects = asked["prompt"].split("The branch's own commit subjects, oldest first:")[1]
     assert "- add: accept strings" in subjects and "- wip" not in subjects and "fix again" not in subjects
 
@@ -104,12 +106,12 @@ def test_a_reply_cut_off_while_repeating_itself_is_read_to_its_last_whole_entry(
     body = ",\n".join(json.dumps(e) for e in entries * 5)
     monkeypatch.setenv("RETCON_OWNERS_OUTLINE", '{"commits": [' + body + ', {"message": "Fix sc')
     repo = keyword_repo(tmp_path / "r")
-    out = _plan(repo)
+    out = _plan(repo, "--max-commits", "2")
     assert out.code == 0, out.text
     assert [c["message"] for c in json.loads(retcon(repo, "status", "--json").out)["commits"]] == ["Fix add",
                                                                                                   "Fix clamp"]
     (asked,) = _asked(owners_models, "outline")
-    assert "Propose at most 4 logical commits" in asked["prompt"]
+    assert "Propose at most 2 logical commits" in asked["prompt"]
 
 
 def test_a_folder_of_data_files_is_one_line_of_the_overview(tmp_path, owners_models, monkeypatch):
@@ -120,7 +122,7 @@ def test_a_folder_of_data_files_is_one_line_of_the_overview(tmp_path, owners_mod
     repo.git("checkout", "-q", "feature")
     repo.commit("data", {f"tests/data/clamp/case{i}.json": f'{{"case": {i}}}\n' for i in range(3)})
     repo.git("checkout", "-q", "main")
-    assert _plan(repo).code == 0
+    assert _plan(repo, "--max-commits", "2").code == 0
     (asked,) = _asked(owners_models, "outline")
     assert "- tests/data/clamp/ (3 data files, +3 -0): case0.json, case1.json, case2.json" in asked["prompt"]
     assert "case0.json (+1" not in asked["prompt"]
@@ -129,17 +131,14 @@ def test_a_folder_of_data_files_is_one_line_of_the_overview(tmp_path, owners_mod
 
 def test_a_proposed_commit_of_tests_only_goes_with_the_code_it_tests(tmp_path, owners_models, monkeypatch):
     """The 1.5B model proposed tomli's three features as nine commits, five of them test data or the
-    list of expected failures alone; plain code puts each test-only commit with the code commit its
-    words speak for, and keeps its message in that commit's hints."""
+    list of expected failures alone; plain code proposes a folder of data files that no code's words
+    clearly speak for as a commit of its own, and, once named, puts it with the code commit its words
+    speak for, keeping its message in that commit's hints."""
     from testing.gitrepo import GitRepo
 
-    monkeypatch.setenv("RETCON_OWNERS_OUTLINE", json.dumps({"commits": [
-        {"message": "Allow inline tables", "holds": "src/tables.py"},
-        {"message": "Make seconds optional in times", "holds": "src/clock.py"},
-        {"message": "Add data files for inline tables", "holds": "tests/data/inline-table/one.toml, "
-                                                                  "tests/data/inline-table/two.toml"},
-        {"message": "Add data files for dates and times", "holds": "tests/data/datetime/three.toml, "
-                                                                    "tests/data/datetime/four.toml"}]}))
+    monkeypatch.setenv("RETCON_OWNERS_NAMES", json.dumps({"commits": [
+        {"message": "Make seconds optional in times"}, {"message": "Allow inline tables"},
+        {"message": "Add data files for dates and times"}]}))
     repo = GitRepo.init(tmp_path / "r")
     repo.commit("base", {"src/tables.py": "def parse_table(s):\n    return {}\n",
                          "src/clock.py": "def parse_time(s):\n    h, m, sec = s.split(':')\n    return h, m, sec\n"})
@@ -155,13 +154,14 @@ def test_a_proposed_commit_of_tests_only_goes_with_the_code_it_tests(tmp_path, o
     repo.git("checkout", "-q", "main")
     out = _plan(repo)
     assert out.code == 0, out.text
-    assert "'Add data files for inline tables' holds only tests: they go with 'Allow inline tables'" in out.out
+    assert ("'Add data files for dates and times' holds only tests: they go with 'Make seconds optional in times'"
+            in out.out)
     spec = json.loads(retcon(repo, "status", "--json").out)
-    assert [c["message"] for c in spec["commits"]] == ["Allow inline tables", "Make seconds optional in times"]
+    assert [c["message"] for c in spec["commits"]] == ["Make seconds optional in times", "Allow inline tables"]
     rows = {r["path"]: r["commit"] for r in json.loads(retcon(repo, "hunks", "--json").out)}
-    assert rows == {"src/tables.py": 1, "src/clock.py": 2, "tests/data/inline-table/one.toml": 1,
-                    "tests/data/inline-table/two.toml": 1, "tests/data/datetime/three.toml": 2,
-                    "tests/data/datetime/four.toml": 2}
+    assert rows == {"src/tables.py": 2, "src/clock.py": 1, "tests/data/inline-table/one.toml": 2,
+                    "tests/data/inline-table/two.toml": 2, "tests/data/datetime/three.toml": 1,
+                    "tests/data/datetime/four.toml": 1}
     assert "With its tests: Add data files for dates and times" in retcon(repo, "spec", "export").out
 
 

@@ -1,0 +1,110 @@
+"""`plan --outline -m MODEL`: plain code proposes the commits from the diff (plan/clusters.py), the
+model only names them; what no tie settles is placed by the owners' questions."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from testing.flow import retcon
+from testing.gitrepo import GitRepo
+
+NAMES = json.dumps({"commits": [{"message": "Add hex escapes to strings"},
+                                {"message": "Allow newlines in inline tables"}]})
+XFAIL = 'XFAIL = {\n    "inline-newline",\n    "escape-hex",\n    "other-thing",\n}\n'
+
+
+def two_features(path) -> GitRepo:
+    """tomli's shape, squashed into one "wip" commit: two features, each a parser function, a pair
+    of data files in a folder of its own, and its name taken out of one list of expected failures."""
+    repo = GitRepo.init(path)
+    repo.commit("base", {"src/tables.py": "def parse_table(src):\n    return {}\n",
+                         "src/strings.py": "def parse_string(src):\n    return src\n",
+                         "tests/test_data.py": XFAIL,
+                         "tests/data/other/other-thing.toml": "x = 1\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("wip", {
+        "src/tables.py": "def parse_table(src):\n    return {}\n\n\ndef parse_inline_table(src):\n"
+                         "    return dict(x.split('=') for x in src.strip('{}').split(','))\n",
+        "src/strings.py": "def parse_string(src):\n    return src\n\n\ndef parse_hex_escape(src):\n"
+                          "    return chr(int(src[2:], 16))\n",
+        "tests/data/inline-table/inline-newline.toml": "t = {\n  a = 1 }\n",
+        "tests/data/inline-table/inline-newline.json": '{"t": {"a": 1}}\n',
+        "tests/data/escape/escape-hex.toml": 's = "\\x41"\n',
+        "tests/data/escape/escape-hex.json": '{"s": "A"}\n',
+        "tests/test_data.py": XFAIL.replace('    "inline-newline",\n    "escape-hex",\n', "")})
+    repo.git("checkout", "-q", "main")
+    return repo
+
+
+def _asked(log, step):
+    return [json.loads(x) for x in log.read_text().splitlines() if f"\nStep: {step}" in json.loads(x)["prompt"]]
+
+
+def _plan(repo, *extra):
+    return retcon(repo, "plan", "--outline", "-m", "owners-last", "--source", "feature", "--onto", "main",
+                  "--no-edit", *extra)
+
+
+def test_plain_code_proposes_the_commits_and_the_model_names_them(tmp_path, owners_models, monkeypatch):
+    """Each feature's code, its data files and the entry of the list that names them make one commit;
+    the model is asked only for the messages."""
+    monkeypatch.setenv("RETCON_OWNERS_NAMES", NAMES)
+    repo = two_features(tmp_path / "r")
+    out = _plan(repo)
+    assert out.code == 0, out.text
+    assert "Plain code proposed 2 logical commits from the diff, owners-last named them" in out.out
+    assert _asked(owners_models, "outline") == []
+    (asked,) = _asked(owners_models, "name")
+    assert "Commit 1 (+6 -1): src/strings.py, tests/data/escape/ (2 data files), tests/test_data.py" in asked["prompt"]
+    assert "    adds: parse_hex_escape" in asked["prompt"]
+    spec = json.loads(retcon(repo, "status", "--json").out)
+    assert [c["message"] for c in spec["commits"]] == ["Add hex escapes to strings", "Allow newlines in inline tables"]
+    rows = json.loads(retcon(repo, "hunks", "--json").out)
+    placed = {(r["path"], r["lines"]): r["commit"] for r in rows}
+    assert placed[("src/strings.py", "-2,0 +3,4")] == 1 and placed[("src/tables.py", "-2,0 +3,4")] == 2
+    assert {p: c for (p, _), c in placed.items() if p.startswith("tests/data/")} == {
+        "tests/data/escape/escape-hex.toml": 1, "tests/data/escape/escape-hex.json": 1,
+        "tests/data/inline-table/inline-newline.toml": 2, "tests/data/inline-table/inline-newline.json": 2}
+    entries = {r["lines"]: r["commit"] for r in rows if r["path"] == "tests/test_data.py"}
+    assert entries == {"-2,1 +1,0": 2, "-3,1 +1,0": 1}      # "inline-newline", "escape-hex"
+    assert all(r["who"] == "rule" and "plain code's cluster" in r["why"] for r in rows)
+    assert 'hints = "Files: src/strings.py, tests/data/escape/escape-hex.json' in retcon(repo, "spec", "export").out
+
+
+def test_a_name_left_out_of_the_reply_is_the_commits_files(tmp_path, owners_models, monkeypatch):
+    """A model that names one commit of two, twice, leaves the other named by its files."""
+    monkeypatch.setenv("RETCON_OWNERS_NAMES", '{"commits": [{"message": "Add hex escapes to strings"}]}')
+    repo = two_features(tmp_path / "r")
+    out = _plan(repo)
+    assert out.code == 0, out.text
+    assert len(_asked(owners_models, "name")) == 2
+    assert "Your last reply could not be used: the reply names 1 messages for 2 commits" in \
+        _asked(owners_models, "name")[1]["prompt"]
+    messages = [c["message"] for c in json.loads(retcon(repo, "status", "--json").out)["commits"]]
+    assert messages[0] == "Add hex escapes to strings"
+    assert messages[1].startswith("Change src/tables.py, tests/data/inline-table/")
+
+
+@pytest.mark.parametrize("reply", ["Sure! The first one adds hex escapes, the second...", '{"commits": []}'])
+def test_a_reply_that_names_nothing_is_asked_once_more_then_refused_saving_nothing(tmp_path, owners_models,
+                                                                                   monkeypatch, reply):
+    monkeypatch.setenv("RETCON_OWNERS_NAMES", reply)
+    repo = two_features(tmp_path / "r")
+    out = _plan(repo)
+    assert out.code == 1
+    assert "named none of the 2 commits plain code proposed" in out.err
+    assert "git retcon plan --from-file FILE -m MODEL" in out.err
+    assert len(_asked(owners_models, "name")) == 2
+    assert repo.git("for-each-ref", "refs/retcon") == ""
+
+
+def test_more_commits_than_max_commits_are_proposed_by_the_model(tmp_path, owners_models, monkeypatch):
+    """Plain code's two commits are more than --max-commits 1 allows: the model proposes them, as
+    before plain code did."""
+    monkeypatch.setenv("RETCON_OWNERS_OUTLINE", json.dumps({"commits": [{"message": "Parse more", "holds": "src"}]}))
+    repo = two_features(tmp_path / "r")
+    out = _plan(repo, "--max-commits", "1")
+    assert out.code == 0, out.text
+    assert _asked(owners_models, "name") == [] and len(_asked(owners_models, "outline")) == 1
+    assert [c["message"] for c in json.loads(retcon(repo, "status", "--json").out)["commits"]] == ["Parse more"]

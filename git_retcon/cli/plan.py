@@ -15,10 +15,10 @@ from git_retcon.ui import echo
 @click.option("--cleaned", help="Name of the clean branch to build (default: SOURCE-clean).")
 @click.option("--from-file", "from_file", type=click.Path(dir_okay=False), help="Take the spec from a TOML file.")
 @click.option("--from-commits", is_flag=True, help="One logical commit per source commit (no model).")
-@click.option("--outline/--whole", default=None, help="--outline: the model names only the commits (one call) "
-              "and which commit each hunk belongs to is asked as small questions, for any model, small local ones "
-              "included; --whole: the model groups every hunk itself, for a strong model. Default: --outline, "
-              "or --whole where git config retcon.owners says conversation.")
+@click.option("--outline/--whole", default=None, help="--outline: plain code proposes the commits from the diff "
+              "and the model names them (one call); which commit each change in doubt belongs to is asked as small "
+              "questions, for any model, small local ones included; --whole: the model groups every hunk itself, for "
+              "a strong model. Default: --outline, or --whole where git config retcon.owners says conversation.")
 @click.option("-m", "--model", help="Model that proposes the spec (default: retcon.model, llm's default); with "
               "--from-file, the model asked which commit each hunk the file leaves unassigned belongs to.")
 @click.option("--max-commits", type=click.IntRange(1), help="Propose at most N logical commits.")
@@ -39,10 +39,10 @@ def plan(source: str | None, remote: str | None, cleaned: str | None, from_file:
          edit: bool | None, force: bool, no_log: bool) -> None:
     """Write the history spec for a branch and save it.
 
-    Without --from-file or --from-commits the model proposes it: it names
-    the logical commits, and small questions say which commit each hunk
-    belongs to (--outline, the default); or it groups every hunk itself
-    (--whole).
+    Without --from-file or --from-commits the model proposes it: plain code
+    proposes the logical commits and the model names them, and small
+    questions say which commit each change in doubt belongs to (--outline,
+    the default); or the model groups every hunk itself (--whole).
 
     \b
     Examples:

@@ -6,6 +6,7 @@ a commit per test data file), never by purpose. Plain code reads what ties two c
 
 - a name that is new (no base version of a changed file says it) or gone (no tip version says it),
   said by two atoms: a definition and its uses, a test and what it calls, a rename's every use;
+- a definition changed, and the changed lines of its file that say its name;
 - a format string and the test that expects what it writes;
 - a line that names a changed file, or a file of the tree whose folder's words a changed data
   file's path says (tomli's `"newline-comment",` and tests/data/valid/inline-table/);
@@ -70,7 +71,7 @@ def clusters(repo: pygit2.Repository, base: str, tip: str, hunks: list[diff.Hunk
     frames: set[str] = set()
     c = _Clustering(repo, base, tip, atoms.split(repo, base, tip, hunks, set(), frames), log)
     c.frames = frames
-    for step in (c.names, c.formats, c.files_named, c.data_pairs, c.same_edits, lambda: c.sources(noise),
+    for step in (c.names, c.redefined, c.formats, c.files_named, c.data_pairs, c.same_edits, lambda: c.sources(noise),
                  c.hunks, c.same_files, c.inside):
         step()
     return c.result()
@@ -125,6 +126,22 @@ class _Clustering:
                     for j in by_key[k]:
                         self.join(i, j, f"{kind} name {k}")
 
+    def redefined(self) -> None:
+        """A definition changed (its line removed and added again), and a changed line that says its
+        name: tomli's _TIME_RE_STR made verbose, and RE_LOCALTIME compiled with re.VERBOSE."""
+        by_key: dict[str, list[int]] = {}
+        for i, h in enumerate(self.parts):
+            removed, added = names.hunk_lines(h)
+            full, _ = ties.keys(removed + added, ties.prose(h.path))
+            for k in full:
+                by_key.setdefault(k, []).append(i)
+        for i, h in enumerate(self.parts):
+            removed, added = names.hunk_lines(h)
+            for k in {ties.key(d) for d in names.defined(added)} & {ties.key(d) for d in names.defined(removed)}:
+                for j in by_key.get(k, []):
+                    if self.parts[j].path == h.path:
+                        self.join(i, j, f"changes {k}, which it redefines")
+
     def formats(self) -> None:
         """The message a format string writes, and a test that expects it."""
         writes: dict[str, int] = {}
@@ -175,15 +192,20 @@ class _Clustering:
             self.join_all(found, f"test data in {folder}/")
 
     def same_edits(self) -> None:
-        """A line no base version says (a removed one: no tip version) changed in two files; the
-        same replacement in two hunks."""
+        """A line no base version says (a removed one: no tip version) changed in two files, or a
+        line of code in two hunks (tomli's `sec = int(sec_str) if sec_str else 0`, twice); the same
+        replacement in two hunks."""
         edits: dict[str, list[int]] = {}
+        code: dict[str, bool] = {}
         for i, h in enumerate(self.parts):
-            for line in ties.edit_lines(h):
+            for line, is_code in ties.edit_lines(h).items():
                 edits.setdefault(line, []).append(i)
+                code[line] = code.get(line, True) and is_code
         for line, found in edits.items():
             added = line[0] == "+"
-            if len({self.parts[i].path for i in found}) > 1 and not self.files.says(
+            apart = len({self.parts[i].path for i in found}) > 1 or (
+                code[line] and len({self.whole[i] for i in found}) > 1)
+            if apart and not self.files.says(
                     {(self.parts[i].old_path or self.parts[i].path) if added else self.parts[i].path for i in found},
                     line[1:], not added):
                 self.join_all(found, f"the same edit {line[:40]}")

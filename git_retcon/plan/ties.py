@@ -58,11 +58,12 @@ def plain(line: str) -> str:
     return " ".join(_MARKS.sub("", line).split())
 
 
-def edit_lines(h: diff.Hunk) -> set[str]:
-    """h's changed lines of SAME_EDIT characters or more, plain, each signed - or +."""
+def edit_lines(h: diff.Hunk) -> dict[str, bool]:
+    """h's changed lines of SAME_EDIT characters or more, plain, each signed - or +, and whether it
+    is code (not prose, not a comment)."""
     removed, added = names.hunk_lines(h)
-    return {sign + text for sign, lines in (("-", removed), ("+", added)) for ln in lines
-            if len(text := plain(ln)) >= SAME_EDIT}
+    return {sign + text: not prose(h.path) and not names.COMMENT.match(ln)
+            for sign, lines in (("-", removed), ("+", added)) for ln in lines if len(text := plain(ln)) >= SAME_EDIT}
 
 
 def swap(h: diff.Hunk) -> tuple[frozenset[str], frozenset[str]] | None:

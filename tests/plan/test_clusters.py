@@ -71,3 +71,13 @@ def test_a_commit_that_calls_a_changed_definition_comes_after_it(tmp_path):
         ("wip", {"a_report.py": "def report():\n    return money(3, 2)\n",
                  "z_money.py": "def money(x, places):\n    return f'{x:.{places}f}'\n"}))
     assert cores == [["z_money.py"], ["a_report.py"]]
+
+
+def test_a_changed_definition_and_the_changed_lines_that_use_it_are_one_commit(tmp_path):
+    """tomli: _TIME_RE_STR made verbose, and RE_LOCALTIME compiled with re.VERBOSE, lines apart; an
+    unrelated change of the same file stays out."""
+    base = "import re\n\n_TIME = r'(\\d+):(\\d+)'\nOTHER = 1\nLIMIT = 3\n\nRE_TIME = re.compile(_TIME)\n"
+    after = ("import re\n\n_TIME = r'''\n(\\d+)  # hours\n:(\\d+)  # minutes\n'''\nOTHER = 1\nLIMIT = 4\n\n"
+             "RE_TIME = re.compile(_TIME, flags=re.VERBOSE)\n")
+    cores, left = _clusters(tmp_path, {"times.py": base}, ("wip", {"times.py": after}))
+    assert cores == [["times.py"]] and left == ["times.py"]

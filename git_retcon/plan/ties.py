@@ -26,6 +26,7 @@ GENERIC = frozenset({"test", "tests", "data", "spec", "fixture", "valid", "inval
 _STRING = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`""")
 _MARKS = re.compile(r"^\s*(?:///?|#+|--|\*|/\*+|<!--|-(?=\s)|[*+](?=\s))\s*")
 _TOKEN = re.compile(r"[\w.]+")
+_TICKED = re.compile(r"`(?:[\w.]+::)*([A-Za-z_]\w*)(?:\(\))?`")
 QUOTED = re.compile(r"""["'`]([\w][\w./-]{2,80})["'`]""")
 
 
@@ -35,14 +36,17 @@ def key(ident: str) -> str:
 
 
 def keys(lines: Iterable[str], prose: bool) -> tuple[set[str], set[str]]:
-    """The names lines say outside strings and comments (none in prose), and every run of two to
-    five words or name parts on one line, strings included ('finite number' -> finitenumber)."""
+    """The names lines say outside strings and comments (in prose and comments, only those in
+    backticks), and every run of two to five words or name parts on one line, strings included
+    ('finite number' -> finitenumber)."""
     full: set[str] = set()
     runs: set[str] = set()
     for ln in lines:
-        if names.COMMENT.match(ln):
-            continue
         ln = ln[:300]
+        if prose or names.COMMENT.match(ln):    # a name in backticks: xmlparser's "/// - `InvalidQuote`"
+            full |= {k for m in _TICKED.findall(ln) if len(k := key(m)) >= SHORT and k not in names.COMMON_WORDS}
+            if not prose:
+                continue
         for ident in [] if prose else names.identifiers(_STRING.sub(" ", ln)):
             if len(k := key(ident)) >= SHORT and not k.isdigit() and k not in names.COMMON_WORDS:
                 full.add(k)     # `int`, `list`: no base file may say them, they are no one's

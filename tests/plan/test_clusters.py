@@ -81,3 +81,12 @@ def test_a_changed_definition_and_the_changed_lines_that_use_it_are_one_commit(t
              "RE_TIME = re.compile(_TIME, flags=re.VERBOSE)\n")
     cores, left = _clusters(tmp_path, {"times.py": base}, ("wip", {"times.py": after}))
     assert cores == [["times.py"]] and left == ["times.py"]
+
+
+def test_a_name_in_backticks_in_a_doc_comment_ties_like_code(tmp_path):
+    """xmlparser: `/// - \\`InvalidQuote\\`` in a function's list of errors, and the variant it names."""
+    cores, _ = _clusters(
+        tmp_path, {"src/error.rs": "pub enum E {\n    Eof,\n}\n", "src/stream.rs": "/// - `Eof`\nfn read() {}\n"},
+        ("wip", {"src/error.rs": "pub enum E {\n    Eof,\n    InvalidQuote(char),\n}\n",
+                 "src/stream.rs": "/// - `Eof`\n/// - `InvalidQuote`\nfn read() {}\n"}))
+    assert cores == [["src/error.rs", "src/stream.rs"]]

@@ -353,7 +353,9 @@ def describe(core: list[diff.Hunk]) -> str:
 
 def order(cores: list[list[diff.Hunk]]) -> list[list[diff.Hunk]]:
     """The proposed commits in an order that builds: one that says a name another defines after
-    that one; else as the diff has them (a cycle keeps the diff's order)."""
+    that one; one with tests after one without that changes the same code file (tomli's handling
+    of a missing seconds field, then the pattern that lets it be missing and its data); else as
+    the diff has them (a cycle keeps the diff's order)."""
     defines = [{ties.key(d) for h in c for d in names.defined(names.hunk_lines(h)[1])} for c in cores]
     says = []
     for c in cores:
@@ -362,8 +364,10 @@ def order(cores: list[list[diff.Hunk]]) -> list[list[diff.Hunk]]:
             f, runs = ties.keys(names.hunk_lines(h)[1], ties.prose(h.path))
             full |= f | runs
         says.append(full)
-    after = {k: {j for j in range(len(cores)) if j != k and says[k] & (defines[j] - defines[k])}
-             for k in range(len(cores))}
+    code = [{h.path for h in c if ties.code(h.path) and not ties.test(h.path)} for c in cores]
+    tested = [any(ties.test(h.path) for h in c) for c in cores]
+    after = {k: {j for j in range(len(cores)) if j != k and (says[k] & (defines[j] - defines[k]) or (
+        tested[k] and not tested[j] and code[k] & code[j]))} for k in range(len(cores))}
     out: list[int] = []
     while len(out) < len(cores):
         ready = [k for k in range(len(cores)) if k not in out and after[k] <= set(out)]

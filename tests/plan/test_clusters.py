@@ -90,3 +90,19 @@ def test_a_name_in_backticks_in_a_doc_comment_ties_like_code(tmp_path):
         ("wip", {"src/error.rs": "pub enum E {\n    Eof,\n    InvalidQuote(char),\n}\n",
                  "src/stream.rs": "/// - `Eof`\n/// - `InvalidQuote`\nfn read() {}\n"}))
     assert cores == [["src/error.rs", "src/stream.rs"]]
+
+
+def test_a_commit_with_tests_comes_after_one_without_that_changes_its_code(tmp_path):
+    """tomli: the handling of a missing seconds field first, then the pattern that lets it be missing
+    with its data; the other way round, the first commit's data fails."""
+    repo = GitRepo.init(tmp_path / "r")
+    repo.commit("base", {"clock.py": "PATTERN = 'h:m:s'\n\n\ndef times(m):\n    return int(m[2])\n",
+                         "tests/data/clock/x.txt": "1:2:3\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("wip", {"clock.py": "PATTERN = 'h:m(:s)?'\n\n\ndef times(m):\n    return int(m[2]) if m[2] else 0\n",
+                        "tests/data/clock/x.txt": "1:2:3\n1:2\n"})
+    r = pygit2.Repository(str(repo.path))
+    b, t = str(r.revparse_single("main").id), str(r.revparse_single("feature").id)
+    pattern, handling, data = diff.remaining(r, str(r[b].tree_id), str(r[t].tree_id))
+    assert clusters.order([[pattern, data], [handling]]) == [[handling], [pattern, data]]
+    assert clusters.order([[handling], [pattern, data]]) == [[handling], [pattern, data]]

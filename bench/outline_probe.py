@@ -6,8 +6,8 @@ is mixed when its lines come from two or more authors' commits (lines two commit
 an atom's lines have several authors, are not counted: no cut of that diff can part them).
 
     python -m bench.outline_probe [--show] [NAME ...]
-    python -m bench.outline_probe --spec REPO ...   # the saved spec of a bench case's repository
-                                                    # (bench.local_model --keep DIR: DIR/CASE/repo)
+    python -m bench.outline_probe --spec REPO ...   # a bench case's spec, as planned and after its
+                                                    # run (bench.local_model --keep DIR: DIR/CASE/repo)
 """
 from __future__ import annotations
 
@@ -96,11 +96,14 @@ def score(repo: GitRepo, cut: Cut, show: bool = False) -> tuple[int, int, int, l
     return len(rh.commits(repo)), len(groups), mixed, said
 
 
-def saved(repo: GitRepo) -> Cut:
-    """The cut a saved spec (refs/retcon/feature-clean) makes: its commits' `hunks`."""
+def saved(repo: GitRepo, first: bool = False) -> Cut:
+    """The cut a saved spec (refs/retcon/feature-clean) makes: its commits' `hunks`, as they are now
+    (a run's repairs move lines) or as the first save, the plan, had them."""
     import tomli
 
-    spec = tomli.loads(repo.git("show", "refs/retcon/feature-clean:spec.toml"))
+    at = repo.git("rev-list", "--reverse", "refs/retcon/feature-clean").split()[0] if first else \
+        "refs/retcon/feature-clean"
+    spec = tomli.loads(repo.git("show", f"{at}:spec.toml"))
 
     def cut(pr: pygit2.Repository, base: str, tip: str, whole: list[diff.Hunk]) -> list[list[diff.Hunk]]:
         by_id = {h.id: h for h in whole}
@@ -161,10 +164,12 @@ def main(argv: list[str]) -> None:
     if "--spec" in argv:
         for path in (a for a in argv if not a.startswith("--")):
             repo = GitRepo(Path(path))
-            n, c, m, said = score(repo, saved(repo), show)
-            print(f"{path}: authors {n}  planned {c} ({'ok' if c <= 1.5 * n else 'too many'})  mixed {m}")
-            for line in said:
-                print(line)
+            for first in (True, False):
+                n, c, m, said = score(repo, saved(repo, first), show)
+                print(f"{path} {'as planned' if first else 'after the run'}: authors {n}  planned {c} "
+                      f"({'ok' if c <= 1.5 * n else 'too many'})  mixed {m}")
+                for line in said:
+                    print(line)
         return
     wanted = [a for a in argv if not a.startswith("--")] or [h.name for h in rh.HISTORIES]
     where = Path(tempfile.mkdtemp(prefix="retcon-outline-probe-"))

@@ -18,8 +18,8 @@ through llm's plugin manager like the scripted model.
 
 Each answers `plan --outline`'s request for commits (prompts/plan-outline.md) with the reply in
 $RETCON_OWNERS_OUTLINE, as it is, or else one commit per file of the overview; and its request to
-name the commits plain code proposed (prompts/plan-name.md) with $RETCON_OWNERS_NAMES, as it is, or
-else "Change" and each commit's files.
+name a commit plain code proposed (prompts/plan-name.md) with its entry of $RETCON_OWNERS_NAMES, or
+else "Change" and the commit's files.
 
 Every question is appended to $RETCON_SCRIPT_LOG (JSON lines) when set.
 """
@@ -63,14 +63,20 @@ def outline(prompt: str) -> str:
 
 
 _PROPOSED = re.compile(r"^Commit \d+ \(\+\d+ -\d+\): (.*)$", re.M)
+_NUMBER = re.compile(r"Write the message of commit (\d+) only")
 
 
 def naming(prompt: str) -> str:
-    """The messages `plan --outline` asks for: $RETCON_OWNERS_NAMES, else each commit's files."""
+    """The message `plan --outline` asks for, for commit k: the k-th of $RETCON_OWNERS_NAMES (a JSON
+    list; null, or no k-th: a reply in prose, unusable), else "Change" and its files."""
+    k = int(m[1]) if (m := _NUMBER.search(prompt)) else 1
     given = os.environ.get("RETCON_OWNERS_NAMES")
     if given is not None:
-        return given
-    return json.dumps({"commits": [{"message": f"Change {files}"} for files in _PROPOSED.findall(prompt)]})
+        names = json.loads(given)
+        said = names[k - 1] if k <= len(names) else None
+        return json.dumps({"message": said}) if isinstance(said, str) else "Sure! This commit changes things."
+    files = _PROPOSED.findall(prompt)
+    return json.dumps({"message": f"Change {files[k - 1]}" if k <= len(files) else ""})
 
 
 class OwnersLast(llm.Model):

@@ -1,5 +1,6 @@
-"""`plan --outline`: the commits plain code proposes (plan/clusters.py), named by the model in one
-call whose reply is a message per commit (a JSON schema where the model supports one). The
+"""`plan --outline`: the commits plain code proposes (plan/clusters.py), named by the model, a
+question per commit whose reply is its message (a JSON schema where the model supports one), every
+question showing the same list of commits (so a server's prompt cache serves the rest). The
 structure is plain code's; the model writes what a 1.5B model writes well: a subject line for a
 change it is shown.
 """
@@ -44,10 +45,7 @@ def propose(repo: pygit2.Repository, base: str, tip: str, hunks: list[diff.Hunk]
     return Proposed(clusters.order(cores), left)
 
 
-def schema(n: int) -> dict[str, Any]:
-    commits = {"type": "array", "minItems": n, "maxItems": n, "items": {
-        "type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}}
-    return {"type": "object", "properties": {"commits": commits}, "required": ["commits"]}
+SCHEMA: dict[str, Any] = {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}
 
 
 def shown(repo: pygit2.Repository, tip: str, cores: list[list[diff.Hunk]], budget: int = OVERVIEW_CHARS) -> str:
@@ -85,54 +83,42 @@ def shown(repo: pygit2.Repository, tip: str, cores: list[list[diff.Hunk]], budge
     return "\n".join(out)
 
 
-def read(text: str, n: int) -> list[str] | str:
-    """The messages a reply gives, in order, or what is wrong with it (to ask once more)."""
+def read(text: str) -> str | None:
+    """The message a reply gives (JSON, else its first line that says something), or None."""
     m = _JSON.search(text)
     try:
         value = json.loads(m.group(0) if m else text)
-        items = value.get("commits") if isinstance(value, dict) else value
-        got = [" ".join(it["message"].split())[:MESSAGE_CHARS] for it in items or []
-               if isinstance(it, dict) and isinstance(it.get("message"), str) and it["message"].strip()]
-    except (ValueError, TypeError, AttributeError):
-        got = [" ".join(json.loads(f'"{a}"').split())[:MESSAGE_CHARS] for a in _MESSAGE.findall(text)]
-        if not got:
-            return 'the reply is not JSON: reply with {"commits": [{"message": ...}, ...]}'
-    if len(got) < n:
-        return f"the reply names {len(got)} messages for {n} commits: write one for each commit"
-    return got[:n]
-
-
-def partial(text: str) -> list[str]:
-    """The messages a reply gives, however many."""
-    m = _MESSAGE.findall(text)
-    return [" ".join(json.loads(f'"{a}"').split())[:MESSAGE_CHARS] for a in m]
+        said = value.get("message") if isinstance(value, dict) else None
+    except ValueError:
+        found = _MESSAGE.search(text)
+        said = json.loads(f'"{found[1]}"') if found else None
+    if not isinstance(said, str) or not said.strip() or NOISE.match(said):
+        return None
+    return " ".join(said.split())[:MESSAGE_CHARS]
 
 
 def name(model: llm.Model, text: str, n: int, instructions: str, log: ExchangeLog | None,
          say: Callable[[str], None]) -> list[str]:
-    """A message for each of the n commits text shows (asked once more after an unusable reply;
-    "" for those a second reply still leaves unnamed)."""
+    """A message for each of the n commits text shows, one question each (the 1.5B model, asked
+    for all in one list, wrote one about the task and named the rest one commit off); asked once
+    more after an unusable reply, "" where the second is unusable too."""
     structured = bool(getattr(model, "supports_schema", False))
-    how = "" if structured else '\nReply with JSON only: {"commits": [{"message": "..."}, ...]}.'
-    prompt = template("plan-name.md").substitute(count=str(n), commits=text, how=how,
-                                                 instructions=f"\n{instructions}" if instructions else "")
+    how = "" if structured else '\nReply with JSON only: {"message": "..."}.'
     asking = Asking(log, None, say)
-
-    def once(p: str) -> str:
-        return str(ask(model, Question(p, schema(n), route="schema" if structured else "text"), asking))
-
-    got = read(once(prompt), n)
-    if isinstance(got, str):
-        reply = once(prompt + f"\n\nYour last reply could not be used: {got}.")
-        got = read(reply, n)
-        if isinstance(got, str):
-            some = partial(reply)
-            if not some:
-                raise RetconError(f"{model.model_id} named none of the {n} commits plain code proposed ({got}): "
-                                  "write the commits yourself in a file and run "
-                                  "`git retcon plan --from-file FILE -m MODEL`")
-            got = some[:n] + [""] * (n - len(some))    # the caller names the rest by their files
-    return got
+    out: list[str] = []
+    for k in range(1, n + 1):
+        prompt = template("plan-name.md").substitute(count=str(n), commits=text, number=str(k), how=how,
+                                                     instructions=f"\n{instructions}" if instructions else "")
+        got = None
+        for p in (prompt, prompt + "\n\nYour last reply could not be used: reply with the message, JSON only."):
+            got = read(str(ask(model, Question(p, SCHEMA, route="schema" if structured else "text"), asking)))
+            if got is not None:
+                break
+        out.append(got or "")
+    if not any(out):
+        raise RetconError(f"{model.model_id} named none of the {n} commits plain code proposed: write the "
+                          "commits yourself in a file and run `git retcon plan --from-file FILE -m MODEL`")
+    return out
 
 
 def overview(repo: pygit2.Repository, base: str, tip: str, cores: list[list[diff.Hunk]]) -> str:

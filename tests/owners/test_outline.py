@@ -26,13 +26,13 @@ def _plan(repo, *extra):
 def test_the_branchs_commits_are_proposed_and_the_model_names_them(tmp_path, owners_models, monkeypatch):
     """The keyword branch's three commits each wrote one change: plain code proposes them, in their
     order, and the model names each."""
-    monkeypatch.setenv("RETCON_OWNERS_NAMES", json.dumps({"commits": [{"message": json.loads(THREE)["commits"][k][
-        "message"]} for k in range(3)]}))
+    monkeypatch.setenv("RETCON_OWNERS_NAMES", json.dumps([c["message"] for c in json.loads(THREE)["commits"]]))
     repo = keyword_repo(tmp_path / "r")
     out = _plan(repo)
     assert out.code == 0, out.text
     assert "Plain code proposed 3 logical commits from the diff, owners-last named them" in out.out
-    (asked,) = _asked(owners_models, "name")
+    asked = _asked(owners_models, "name")[0]
+    assert len(_asked(owners_models, "name")) == 3
     assert "Commit 1 (+1 -0): calc.py\n    in add: + a = int(a)" in asked["prompt"]
     assert "Commit 3 (+7 -0): calc.py, test_calc.py" in asked["prompt"]
     assert "clamp: swap bounds given in the wrong order" in asked["prompt"]    # the branch's own subjects
@@ -79,10 +79,10 @@ def test_outline_is_the_default_and_retcon_owners_conversation_plans_whole(tmp_p
     repo = keyword_repo(tmp_path / "r")
     out = retcon(repo, "plan", "-m", "owners-last", "--source", "feature", "--onto", "main", "--no-edit")
     assert out.code == 0, out.text
-    assert len(_asked(owners_models, "name")) == 1
+    assert len(_asked(owners_models, "name")) == 3
     repo.git("config", "retcon.owners", "conversation")
     out = retcon(repo, "plan", "-m", "owners-last", "--source", "feature", "--onto", "main", "--no-edit", "--force")
-    assert len(_asked(owners_models, "name")) == 1          # not asked again: the whole plan was
+    assert len(_asked(owners_models, "name")) == 3          # not asked again: the whole plan was
     assert "Step: plan" in json.loads(owners_models.read_text().splitlines()[-1])["prompt"]
 
 
@@ -92,7 +92,7 @@ def test_a_wip_branchs_subjects_are_left_out_of_the_overview(tmp_path, owners_mo
     repo.commit("wip", {"NOTES": "later\n"})
     repo.commit("fix again", {"NOTES": "later, maybe\n"})
     assert _plan(repo).code == 0
-    (asked,) = _asked(owners_models, "name")
+    asked = _asked(owners_models, "name")[0]
     subjects = asked["prompt"].split("The branch's own commit subjects, oldest first:")[1]
     assert "- add: accept strings" in subjects and "- wip" not in subjects and "fix again" not in subjects
 
@@ -136,9 +136,8 @@ def test_a_proposed_commit_of_tests_only_goes_with_the_code_it_tests(tmp_path, o
     speak for, keeping its message in that commit's hints."""
     from testing.gitrepo import GitRepo
 
-    monkeypatch.setenv("RETCON_OWNERS_NAMES", json.dumps({"commits": [
-        {"message": "Make seconds optional in times"}, {"message": "Allow inline tables"},
-        {"message": "Add data files for dates and times"}]}))
+    monkeypatch.setenv("RETCON_OWNERS_NAMES", json.dumps(["Make seconds optional in times", "Allow inline tables",
+                                                          "Add data files for dates and times"]))
     repo = GitRepo.init(tmp_path / "r")
     repo.commit("base", {"src/tables.py": "def parse_table(s):\n    return {}\n",
                          "src/clock.py": "def parse_time(s):\n    h, m, sec = s.split(':')\n    return h, m, sec\n"})

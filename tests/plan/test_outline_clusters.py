@@ -9,8 +9,7 @@ import pytest
 from testing.flow import retcon
 from testing.gitrepo import GitRepo
 
-NAMES = json.dumps({"commits": [{"message": "Add hex escapes to strings"},
-                                {"message": "Allow newlines in inline tables"}]})
+NAMES = json.dumps(["Add hex escapes to strings", "Allow newlines in inline tables"])
 XFAIL = 'XFAIL = {\n    "inline-newline",\n    "escape-hex",\n    "other-thing",\n}\n'
 
 
@@ -55,7 +54,7 @@ def test_plain_code_proposes_the_commits_and_the_model_names_them(tmp_path, owne
     assert out.code == 0, out.text
     assert "Plain code proposed 2 logical commits from the diff, owners-last named them" in out.out
     assert _asked(owners_models, "outline") == []
-    (asked,) = _asked(owners_models, "name")
+    asked = _asked(owners_models, "name")[0]
     assert "Commit 1 (+6 -1): src/strings.py, tests/data/escape/ (2 data files), tests/test_data.py" in asked["prompt"]
     assert "    adds: parse_hex_escape" in asked["prompt"]
     spec = json.loads(retcon(repo, "status", "--json").out)
@@ -72,30 +71,41 @@ def test_plain_code_proposes_the_commits_and_the_model_names_them(tmp_path, owne
     assert 'hints = "Files: src/strings.py, tests/data/escape/escape-hex.json' in retcon(repo, "spec", "export").out
 
 
-def test_a_name_left_out_of_the_reply_is_the_commits_files(tmp_path, owners_models, monkeypatch):
-    """A model that names one commit of two, twice, leaves the other named by its files."""
-    monkeypatch.setenv("RETCON_OWNERS_NAMES", '{"commits": [{"message": "Add hex escapes to strings"}]}')
+def test_each_commit_is_named_by_a_question_of_its_own(tmp_path, owners_models, monkeypatch):
+    """The 1.5B model, asked for every message in one list, wrote one about the task and named the
+    rest one commit off: each commit is asked for alone, the whole list shown."""
+    monkeypatch.setenv("RETCON_OWNERS_NAMES", NAMES)
+    repo = two_features(tmp_path / "r")
+    assert _plan(repo).code == 0
+    first, second = _asked(owners_models, "name")
+    assert "Write the message of commit 1 only" in first["prompt"]
+    assert "Write the message of commit 2 only" in second["prompt"]
+    assert first["prompt"].split("Write the message")[0] == second["prompt"].split("Write the message")[0]
+
+
+def test_a_commit_left_unnamed_is_named_by_its_files(tmp_path, owners_models, monkeypatch):
+    """A model that names one commit of two, and not the other when asked again, leaves that one
+    named by its files."""
+    monkeypatch.setenv("RETCON_OWNERS_NAMES", json.dumps(["Add hex escapes to strings"]))
     repo = two_features(tmp_path / "r")
     out = _plan(repo)
     assert out.code == 0, out.text
-    assert len(_asked(owners_models, "name")) == 2
-    assert "Your last reply could not be used: the reply names 1 messages for 2 commits" in \
-        _asked(owners_models, "name")[1]["prompt"]
+    asked = _asked(owners_models, "name")
+    assert len(asked) == 3 and "Your last reply could not be used" in asked[2]["prompt"]
     messages = [c["message"] for c in json.loads(retcon(repo, "status", "--json").out)["commits"]]
     assert messages[0] == "Add hex escapes to strings"
     assert messages[1].startswith("Change src/tables.py, tests/data/inline-table/")
 
 
-@pytest.mark.parametrize("reply", ["Sure! The first one adds hex escapes, the second...", '{"commits": []}'])
-def test_a_reply_that_names_nothing_is_asked_once_more_then_refused_saving_nothing(tmp_path, owners_models,
-                                                                                   monkeypatch, reply):
-    monkeypatch.setenv("RETCON_OWNERS_NAMES", reply)
+@pytest.mark.parametrize("names", [[None, None], ["", "wip"]])
+def test_a_model_that_names_nothing_is_refused_saving_nothing(tmp_path, owners_models, monkeypatch, names):
+    monkeypatch.setenv("RETCON_OWNERS_NAMES", json.dumps(names))
     repo = two_features(tmp_path / "r")
     out = _plan(repo)
     assert out.code == 1
     assert "named none of the 2 commits plain code proposed" in out.err
     assert "git retcon plan --from-file FILE -m MODEL" in out.err
-    assert len(_asked(owners_models, "name")) == 2
+    assert len(_asked(owners_models, "name")) == 4       # each asked twice
     assert repo.git("for-each-ref", "refs/retcon") == ""
 
 

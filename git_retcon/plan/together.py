@@ -15,6 +15,7 @@ from collections import Counter
 
 from git_retcon import diff
 from git_retcon.owners import names
+from git_retcon.plan.ties import prose
 from git_retcon.state import spec as specmod
 
 
@@ -33,13 +34,15 @@ def _words(c: specmod.LogicalCommit, hunks: list[diff.Hunk]) -> set[str]:
 
 
 def merges(spec: specmod.Spec, owner_of: dict[str, int], hunks: list[diff.Hunk]) -> dict[int, int]:
-    """Each commit that holds only test files -> the code commit its words speak for."""
+    """Each commit that holds only test files -> the code commit (not prose alone) its words speak for."""
     n = len(spec.commits)
     mine: list[list[diff.Hunk]] = [[] for _ in range(n)]
     for h in hunks:
         mine[owner_of[h.id]].append(h)
-    code = [k for k in range(n) if any(not names.is_test(h.path) for h in mine[k])]
-    tests = [k for k in range(n) if mine[k] and k not in code]
+    # Code is what tests test: a commit of prose alone is none (p-map: the test-only commit went
+    # into the readme's, whose words and the model's name for it both said "pMapIterable").
+    code = [k for k in range(n) if any(not names.is_test(h.path) and not prose(h.path) for h in mine[k])]
+    tests = [k for k in range(n) if mine[k] and all(names.is_test(h.path) for h in mine[k])]
     # A code commit's own tests would speak for it to every test-only commit (plain code's clusters
     # hold their test data): its code alone speaks for it.
     said = {k: _words(spec.commits[k], [h for h in mine[k] if not names.is_test(h.path)]) for k in code}

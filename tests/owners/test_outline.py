@@ -176,3 +176,32 @@ def test_a_merge_renumbers_what_the_placement_says_it_moved():
     renumber(p, [0, 1, 2, 3, 1, 4])
     assert p.owners["a"].k == 1
     assert p.composed.moved == ["dd26df944d: moved to commit 2, which had no hunk (it was among its plausible ones)"]
+
+
+def test_a_commit_of_tests_only_goes_with_code_not_with_prose(tmp_path):
+    """p-map: the out-of-order test went into the readme's commit, whose words (and the model's
+    name for it) said "pMapIterable" as the test does; a readme is not what a test tests."""
+    import pygit2
+
+    from git_retcon import diff
+    from git_retcon.plan.together import merges
+    from git_retcon.state.specparse import parse
+    from testing.gitrepo import GitRepo
+
+    repo = GitRepo.init(tmp_path / "r")
+    repo.commit("base", {"index.js": "export function pMapIterable(input, mapper) {\n\treturn mapper(input, 0);\n}\n",
+                         "readme.md": "# p-map\n", "test.js": "test('base', t => {});\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("wip", {"index.js": "export function pMapIterable(input, mapper) {\n\tconst currentIndex = 0;\n"
+                                    "\treturn mapper(input, currentIndex);\n}\n",
+                        "readme.md": "# p-map\n\nUse pMapIterable to map over promises as they settle, in order.\n",
+                        "test.js": "test('base', t => {});\n\ntest('pMapIterable - index in mapper, promises "
+                                   "settle out of order', t => {});\n"})
+    r = pygit2.Repository(str(repo.path))
+    hunks = diff.remaining(r, repo.tree("main"), repo.tree("feature"))
+    spec = parse('source = "feature"\nremote = "main"\ncleaned = "c"\n'
+                 '[[commit]]\nmessage = "Fix the mapper index"\n'
+                 '[[commit]]\nmessage = "Say pMapIterable settles in order"\n'
+                 '[[commit]]\nmessage = "Test pMapIterable settling out of order"\n')
+    owner = {h.id: {"index.js": 0, "readme.md": 1, "test.js": 2}[h.path] for h in hunks}
+    assert merges(spec, owner, hunks) == {2: 0}

@@ -131,12 +131,7 @@ class _Reader:
 
     def around(self, h: diff.Hunk) -> str | None:
         """The name of the definition a modifying hunk sits inside, if any."""
-        if h.kind != "modify":
-            return None
-        removed, added = names.hunk_lines(h)
-        new = bool(added)
-        at = (h.new_start if new else h.old_start) - 1
-        return names.enclosing(self.lines(h.path, new), at, names.least_indent(added or removed))
+        return names.around(h, self.lines)
 
 
 def gather(repo: pygit2.Repository, spec: specmod.Spec, base: str, tip: str,

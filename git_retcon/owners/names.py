@@ -8,7 +8,7 @@ what it changes, and to see that one hunk needs a name another defines.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from git_retcon.diff import Hunk
 
@@ -108,6 +108,16 @@ def used(lines: Iterable[str]) -> set[str]:
 
 def indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
+
+
+def around(h: Hunk, lines: Callable[[str, bool], list[str]]) -> str | None:
+    """The definition a modifying hunk sits inside, if any; lines(path, at the tip) reads a file."""
+    if h.kind != "modify":
+        return None
+    removed, added = hunk_lines(h)
+    new = bool(added)
+    at = (h.new_start if new else h.old_start) - 1
+    return enclosing(lines(h.path, new), at, least_indent(added or removed))
 
 
 def enclosing(lines: list[str], index: int, inner: int) -> str | None:

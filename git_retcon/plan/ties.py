@@ -147,12 +147,7 @@ class Files:
 
     def around(self, h: diff.Hunk) -> str | None:
         """The definition a modifying hunk sits inside."""
-        if h.kind != "modify":
-            return None
-        removed, added = names.hunk_lines(h)
-        new = bool(added)
-        at = (h.new_start if new else h.old_start) - 1
-        return names.enclosing(self.lines(h.path, new), at, names.least_indent(added or removed))
+        return names.around(h, self.lines)
 
     def folder_of(self, stem: str) -> str | None:
         """The one folder of the tip's tree that holds files named stem, if one does."""

@@ -97,6 +97,17 @@ def read(text: str) -> str | None:
     return " ".join(said.split())[:MESSAGE_CHARS]
 
 
+ECHO = 6     # words in a row of the question's own text that make a message an echo of it
+
+
+def echoes(message: str, asked: str) -> bool:
+    """Whether the message repeats the question's own words (not the commits it lists): the 1.5B
+    model named p-map's second commit "Grouped changes into 5 commits, each holding what belongs
+    together (a definition and its uses, a test and the code it te"."""
+    said, words = " ".join(re.findall(r"\w+", asked.lower())), re.findall(r"\w+", message.lower())
+    return any(" ".join(words[i:i + ECHO]) in said for i in range(len(words) - ECHO + 1))
+
+
 def name(model: llm.Model, text: str, n: int, instructions: str, log: ExchangeLog | None,
          say: Callable[[str], None]) -> list[str]:
     """A message for each of the n commits text shows, one question each (the 1.5B model, asked
@@ -112,8 +123,9 @@ def name(model: llm.Model, text: str, n: int, instructions: str, log: ExchangeLo
         got = None
         for p in (prompt, prompt + "\n\nYour last reply could not be used: reply with the message, JSON only."):
             got = read(str(ask(model, Question(p, SCHEMA, route="schema" if structured else "text"), asking)))
-            if got is not None:
+            if got is not None and not echoes(got, prompt.replace(text, "")):
                 break
+            got = None
         out.append(got or "")
     if not any(out):
         raise RetconError(f"{model.model_id} named none of the {n} commits plain code proposed: write the "

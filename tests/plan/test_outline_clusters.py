@@ -118,3 +118,18 @@ def test_more_commits_than_max_commits_are_proposed_by_the_model(tmp_path, owner
     assert out.code == 0, out.text
     assert _asked(owners_models, "name") == [] and len(_asked(owners_models, "outline")) == 1
     assert [c["message"] for c in json.loads(retcon(repo, "status", "--json").out)["commits"]] == ["Parse more"]
+
+
+def test_a_name_that_repeats_the_question_is_not_used(tmp_path, owners_models, monkeypatch):
+    """The 1.5B model named p-map's second commit with the question's own words ("Grouped changes
+    into 5 commits, each holding what belongs together..."): asked again, then named by its files."""
+    echo = "Grouped changes into 2 commits, each holding what belongs together (a definition and its"
+    monkeypatch.setenv("RETCON_OWNERS_NAMES", json.dumps(["Add hex escapes to strings", echo]))
+    repo = two_features(tmp_path / "r")
+    out = _plan(repo)
+    assert out.code == 0, out.text
+    asked = _asked(owners_models, "name")
+    assert len(asked) == 3 and "Your last reply could not be used" in asked[2]["prompt"]
+    messages = [c["message"] for c in json.loads(retcon(repo, "status", "--json").out)["commits"]]
+    assert messages[0] == "Add hex escapes to strings"
+    assert messages[1].startswith("Change src/tables.py, tests/data/inline-table/"), messages

@@ -18,10 +18,10 @@ from typing import Literal
 import pygit2
 
 from git_retcon import diff
-from git_retcon.diff.apply import files_under
-from git_retcon.git.plumbing import get_blob, get_commit
+from git_retcon.git.plumbing import get_commit
 from git_retcon.model.guards import names_file
 from git_retcon.owners import names, rules
+from git_retcon.owners.files import Files
 from git_retcon.owners.source import SourceCommit, written_by
 from git_retcon.state import spec as specmod
 
@@ -73,33 +73,12 @@ def _source_owner(spec: specmod.Spec, src: SourceCommit, commit_words: list[set[
     return None
 
 
-class _Reader:
+class _Reader(Files):
     """A hunk's words by kind, reading each file's blobs once."""
 
     def __init__(self, repo: pygit2.Repository, base: pygit2.Tree, tip: pygit2.Tree):
-        self.repo, self.base, self.tip = repo, base, tip
-        self.files: dict[tuple[str, bool], list[str]] = {}
+        super().__init__(repo, base, tip)
         self.counts: dict[str, Counter[str]] = {}
-        self._folders: dict[str, set[str]] | None = None
-
-    def folder_of(self, stem: str) -> str | None:
-        """The one folder of the tip's tree that holds files named stem (any extension), if one does."""
-        if self._folders is None:
-            self._folders = {}
-            for path in files_under(self.repo, self.tip):
-                folder, _, name = path.rpartition("/")
-                self._folders.setdefault(name.split(".", 1)[0], set()).add(folder)
-        found = self._folders.get(stem, set())
-        return next(iter(found)) if len(found) == 1 else None
-
-    def lines(self, path: str, new: bool) -> list[str]:
-        key = (path, new)
-        if key not in self.files:
-            try:
-                self.files[key] = names.text_lines(get_blob(self.repo, (self.tip if new else self.base)[path].id).data)
-            except (KeyError, ValueError):
-                self.files[key] = []
-        return self.files[key]
 
     def common(self, path: str, word: str) -> bool:
         """Whether the word is on COMMON lines or more of the file (its base version, else its
@@ -128,10 +107,6 @@ class _Reader:
         if around:
             put(names.words(around), rules.AROUND.weight)
         return out
-
-    def around(self, h: diff.Hunk) -> str | None:
-        """The name of the definition a modifying hunk sits inside, if any."""
-        return names.around(h, self.lines)
 
 
 def gather(repo: pygit2.Repository, spec: specmod.Spec, base: str, tip: str,

@@ -7,12 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-import pygit2
-
 from git_retcon import diff
-from git_retcon.diff.apply import files_under
-from git_retcon.git.plumbing import get_blob
-from git_retcon.owners import names
+from git_retcon.owners import files, names
 
 SHORT = 3               # a name shorter than this ties nothing
 SAME_EDIT = 20          # characters a line has at least to tie two files by the same edit
@@ -117,21 +113,8 @@ def doc(h: diff.Hunk) -> bool:
     return prose(h.path) or all(names.COMMENT.match(ln) or not ln.strip() for ln in removed + added)
 
 
-class Files:
-    """The base and tip versions of the changed files, each read once."""
-
-    def __init__(self, repo: pygit2.Repository, base: pygit2.Tree, tip: pygit2.Tree) -> None:
-        self.repo, self.trees = repo, {False: base, True: tip}
-        self.read: dict[tuple[str, bool], list[str]] = {}
-        self._folders: dict[str, set[str]] | None = None
-
-    def lines(self, path: str, new: bool) -> list[str]:
-        if (path, new) not in self.read:
-            try:
-                self.read[path, new] = names.text_lines(get_blob(self.repo, self.trees[new][path].id).data)
-            except (KeyError, ValueError):
-                self.read[path, new] = []
-        return self.read[path, new]
+class Files(files.Files):
+    """The base and tip versions of the changed files, each read once, and what their lines say."""
 
     def vocabulary(self, paths: Iterable[str], new: bool) -> set[str]:
         """Every name and run of words the files at paths say, at the tip (new) or the base."""
@@ -144,20 +127,6 @@ class Files:
     def says(self, paths: Iterable[str], line: str, new: bool) -> bool:
         """Whether one of paths (at the tip: new) says the plain line."""
         return any(plain(ln) == line for p in paths for ln in self.lines(p, new))
-
-    def around(self, h: diff.Hunk) -> str | None:
-        """The definition a modifying hunk sits inside."""
-        return names.around(h, self.lines)
-
-    def folder_of(self, stem: str) -> str | None:
-        """The one folder of the tip's tree that holds files named stem, if one does."""
-        if self._folders is None:
-            self._folders = {}
-            for path in files_under(self.repo, self.trees[True]):
-                folder, _, name = path.rpartition("/")
-                self._folders.setdefault(name.split(".", 1)[0], set()).add(folder)
-        found = self._folders.get(stem, set())
-        return next(iter(found)) if len(found) == 1 else None
 
 
 def words(hs: list[diff.Hunk], around: list[str | None]) -> dict[str, float]:

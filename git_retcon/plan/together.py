@@ -15,13 +15,8 @@ from collections import Counter
 
 from git_retcon import diff
 from git_retcon.owners import names
-from git_retcon.plan.ties import prose
+from git_retcon.plan.ties import norm, prose
 from git_retcon.state import spec as specmod
-
-
-def _norm(ws: set[str]) -> set[str]:
-    """Words with a plural's s taken off (times, time; tables, table)."""
-    return {w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w for w in ws}
 
 
 def _words(c: specmod.LogicalCommit, hunks: list[diff.Hunk]) -> set[str]:
@@ -30,7 +25,7 @@ def _words(c: specmod.LogicalCommit, hunks: list[diff.Hunk]) -> set[str]:
         out |= names.words(h.path)     # its folders' and its name's words
         removed, added = names.hunk_lines(h)
         out |= names.words(" ".join((added or removed)[:200]))
-    return _norm(out)
+    return norm(out)
 
 
 def merges(spec: specmod.Spec, owner_of: dict[str, int], hunks: list[diff.Hunk]) -> dict[int, int]:

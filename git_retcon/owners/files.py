@@ -1,0 +1,41 @@
+"""The base and tip versions of a branch's changed files, each read once: what the evidence's
+ranking (owners/evidence.py) and plan --outline's ties (plan/ties.py) read of them."""
+from __future__ import annotations
+
+import pygit2
+
+from git_retcon import diff
+from git_retcon.diff.apply import files_under
+from git_retcon.git.plumbing import get_blob
+from git_retcon.owners import names
+
+
+class Files:
+    def __init__(self, repo: pygit2.Repository, base: pygit2.Tree, tip: pygit2.Tree) -> None:
+        self.repo, self.base, self.tip = repo, base, tip
+        self.files: dict[tuple[str, bool], list[str]] = {}
+        self._folders: dict[str, set[str]] | None = None
+
+    def lines(self, path: str, new: bool) -> list[str]:
+        """The file's lines at the tip (new) or the base; none where it is not there or not text."""
+        key = (path, new)
+        if key not in self.files:
+            try:
+                self.files[key] = names.text_lines(get_blob(self.repo, (self.tip if new else self.base)[path].id).data)
+            except (KeyError, ValueError):
+                self.files[key] = []
+        return self.files[key]
+
+    def around(self, h: diff.Hunk) -> str | None:
+        """The name of the definition a modifying hunk sits inside, if any."""
+        return names.around(h, self.lines)
+
+    def folder_of(self, stem: str) -> str | None:
+        """The one folder of the tip's tree that holds files named stem (any extension), if one does."""
+        if self._folders is None:
+            self._folders = {}
+            for path in files_under(self.repo, self.tip):
+                folder, _, name = path.rpartition("/")
+                self._folders.setdefault(name.split(".", 1)[0], set()).add(folder)
+        found = self._folders.get(stem, set())
+        return next(iter(found)) if len(found) == 1 else None

@@ -24,7 +24,7 @@ from git_retcon import diff
 from git_retcon.diff import atoms as diff_atoms
 from git_retcon.diff.select import numbered
 from git_retcon.owners import atoms
-from git_retcon.plan import clusters, together
+from git_retcon.plan import clusters, ties, together
 from testing.gitrepo import GitRepo
 
 Cut = Callable[[pygit2.Repository, str, str, list[diff.Hunk]], list[list[diff.Hunk]]]
@@ -147,7 +147,8 @@ def placed(pr: pygit2.Repository, base: str, tip: str, whole: list[diff.Hunk]) -
     spec = specmod.Spec(source="feature", remote="main", cleaned="x", commits=[
         specmod.LogicalCommit(message=clusters.describe(c), hunks=[h.id for h in c]) for c in found])
     p = place.place(pr, spec, None, diff_of=(base, tip, whole))
-    into = together.merges(spec, {i: o.k for i, o in p.owners.items()}, p.hunks)
+    files = ties.Files(pr, pr.revparse_single(base).peel(pygit2.Tree), pr.revparse_single(tip).peel(pygit2.Tree))
+    into = together.merges(spec, {i: o.k for i, o in p.owners.items()}, p.hunks, files.doc)
     new, _ = together.merge(spec, into)
     place.renumber(p, new)
     out: list[list[diff.Hunk]] = [[] for _ in spec.commits]

@@ -2,6 +2,8 @@
 ranking (owners/evidence.py) and plan --outline's ties (plan/ties.py) read of them."""
 from __future__ import annotations
 
+import re
+
 import pygit2
 
 from git_retcon import diff
@@ -15,6 +17,7 @@ class Files:
         self.repo, self.base, self.tip = repo, base, tip
         self.files: dict[tuple[str, bool], list[str]] = {}
         self._folders: dict[str, set[str]] | None = None
+        self._commented: dict[tuple[str, bool], frozenset[str]] = {}
 
     def lines(self, path: str, new: bool) -> list[str]:
         """The file's lines at the tip (new) or the base; none where it is not there or not text."""
@@ -25,6 +28,28 @@ class Files:
             except (KeyError, ValueError):
                 self.files[key] = []
         return self.files[key]
+
+    def commented(self, path: str, new: bool) -> frozenset[str]:
+        """The lines (stripped) the file says only inside /* */ comments: a JSDoc's prose, whose lines
+        need no leading * (p-map's index.d.ts: "@returns A `Promise` that is fulfilled...")."""
+        key = (path, new)
+        if key not in self._commented:
+            inside: set[str] = set()
+            outside: set[str] = set()
+            open_ = False
+            for ln in self.lines(path, new):
+                starts_open = open_
+                rest = ln if open_ else _STRING.sub('""', ln).split("//", 1)[0]
+                while True:     # each /* and */ in turn
+                    mark = rest.find("*/") if open_ else rest.find("/*")
+                    if mark < 0:
+                        break
+                    open_, rest = not open_, rest[mark + 2:]
+                    if not open_:
+                        rest = _STRING.sub('""', rest).split("//", 1)[0]
+                (inside if starts_open else outside).add(ln.strip())
+            self._commented[key] = frozenset(inside - outside)
+        return self._commented[key]
 
     def around(self, h: diff.Hunk) -> str | None:
         """The name of the definition a modifying hunk sits inside, if any."""
@@ -39,3 +64,6 @@ class Files:
                 self._folders.setdefault(name.split(".", 1)[0], set()).add(folder)
         found = self._folders.get(stem, set())
         return next(iter(found)) if len(found) == 1 else None
+
+
+_STRING = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'""")     # a /* in a string opens nothing

@@ -86,7 +86,8 @@ class _Clustering:
         self.files = ties.Files(repo, get_commit(repo, base).tree, get_commit(repo, tip).tree)
         self.whole = [diff_atoms.hunk_id(h.id) for h in parts]
         self.new_of: list[set[str]] = []
-        self.copied = [ties.doc(h) for h in parts]     # prose, or an edit said again in another file
+        self.prose = [self.files.doc(h) for h in parts]
+        self.copied = list(self.prose)     # prose, or an edit said again in another file
         self.frames: set[str] = set()                   # a list's frame: the questions place it
 
     def join(self, i: int, j: int, why: str) -> None:
@@ -282,7 +283,8 @@ class _Clustering:
         unsure = [[parts[i] for i in g] for g in named]
         frames = [parts[i] for g in doubt if g not in named for i in g]
         said = [ties.words(g, [self.files.around(h) for h in g]) for g in sure + unsure]
-        units = _tests_with_code(sure + unsure, said, len(sure)) + ([frames] if frames else [])
+        prose = {h.id for h, p in zip(parts, self.prose, strict=True) if p}
+        units = _tests_with_code(sure + unsure, said, len(sure), prose) + ([frames] if frames else [])
         in_doubt = {parts[i].id for g in doubt for i in g}
         left = [h for g in units if all(h.id in in_doubt for h in g) for h in g]
         count = Counter(h.path for h in parts)
@@ -310,13 +312,15 @@ def _names_a_case(h: diff.Hunk) -> bool:
     return ties.test(h.path) and all(_CASE.match(ln) for ln in removed + added if ln.strip())
 
 
-def _tests_with_code(units: list[list[diff.Hunk]], words: list[dict[str, float]], sure: int) -> list[list[diff.Hunk]]:
+def _tests_with_code(units: list[list[diff.Hunk]], words: list[dict[str, float]], sure: int,
+                     prose: set[str]) -> list[list[diff.Hunk]]:
     """A unit of tests alone joins the code unit whose words it shares most (a word counting more
     the fewer code units say it), at least LEAST and CLEAR times any other's: a test tests nothing
     alone. One that speaks for two units of one file alike joins them both: they are one change.
-    Units from `sure` on are in doubt: they may join a code unit, none joins them."""
+    Units from `sure` on are in doubt: they may join a code unit, none joins them. prose: the ids
+    of atoms that are prose (comments are no code a test tests)."""
     code = [k for k, g in enumerate(units[:sure])
-            if any(ties.code(h.path) and not ties.test(h.path) and not ties.doc(h) for h in g)]
+            if any(ties.code(h.path) and not ties.test(h.path) and h.id not in prose for h in g)]
     how_many = Counter(w for k in code for w in words[k])
     into = list(range(len(units)))
 

@@ -15,8 +15,9 @@ from git_retcon import diff
 from git_retcon.errors import RetconError
 from git_retcon.git.commits import check_identity
 from git_retcon.git.ids import SpecCommitId
+from git_retcon.git.plumbing import get_commit
 from git_retcon.owners import place as owners
-from git_retcon.plan import branches, together
+from git_retcon.plan import branches, ties, together
 from git_retcon.plan import report as planreport
 from git_retcon.plan import write as planmod
 from git_retcon.plan.dropped import dropped, exported_from
@@ -183,7 +184,9 @@ def _placed(store: Store, spec: specmod.Spec, req: PlanRequest, say: Callable[[s
         p = owners.place(store.repo, spec, model, req.jobs, ui.line, ExchangeLog(req.log, ui.line), spec_diff)
     if asked:   # the model's own commits, not the user's: test-only ones join the code they test
         owners.clustered(p, asked.clustered)    # and plain code's clusters are a rule's decision
-        into = together.merges(spec, {i: o.k for i, o in p.owners.items()}, p.hunks)
+        base, tip, _ = spec_diff
+        files = ties.Files(store.repo, get_commit(store.repo, base).tree, get_commit(store.repo, tip).tree)
+        into = together.merges(spec, {i: o.k for i, o in p.owners.items()}, p.hunks, files.doc)
         if into:
             new, said = together.merge(spec, into)
             owners.renumber(p, new)

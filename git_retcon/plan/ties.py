@@ -107,12 +107,6 @@ def code(path: str) -> bool:
     return "." in name and not name.startswith(".") and extension(path) not in CODELESS
 
 
-def doc(h: diff.Hunk) -> bool:
-    """Prose: a hunk of a prose file, or of comment lines only."""
-    removed, added = names.hunk_lines(h)
-    return prose(h.path) or all(names.COMMENT.match(ln) or not ln.strip() for ln in removed + added)
-
-
 class Files(files.Files):
     """The base and tip versions of the changed files, each read once, and what their lines say."""
 
@@ -123,6 +117,16 @@ class Files(files.Files):
             full, runs = keys(self.lines(path, new), prose(path))
             out |= full | runs
         return out
+
+    def doc(self, h: diff.Hunk) -> bool:
+        """Prose: a hunk of a prose file, or of comment lines only (a line of a /* */ comment with no
+        mark of its own too)."""
+        if prose(h.path):
+            return True
+        removed, added = names.hunk_lines(h)
+        return all(names.COMMENT.match(ln) or not ln.strip() or ln.strip() in self.commented(path, new)
+                   for lines, path, new in ((removed, h.old_path or h.path, False), (added, h.path, True))
+                   for ln in lines)
 
     def says(self, paths: Iterable[str], line: str, new: bool) -> bool:
         """Whether one of paths (at the tip: new) says the plain line."""

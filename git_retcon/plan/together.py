@@ -12,6 +12,7 @@ A test-only commit no code commit speaks for stays as it is.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 from git_retcon import diff
 from git_retcon.owners import names
@@ -28,15 +29,18 @@ def _words(c: specmod.LogicalCommit, hunks: list[diff.Hunk]) -> set[str]:
     return norm(out)
 
 
-def merges(spec: specmod.Spec, owner_of: dict[str, int], hunks: list[diff.Hunk]) -> dict[int, int]:
-    """Each commit that holds only test files -> the code commit (not prose alone) its words speak for."""
+def merges(spec: specmod.Spec, owner_of: dict[str, int], hunks: list[diff.Hunk],
+           doc: Callable[[diff.Hunk], bool] = lambda h: prose(h.path)) -> dict[int, int]:
+    """Each commit that holds only test files -> the code commit (not prose alone) its words speak for.
+    doc: whether a hunk is prose (plan/ties.Files.doc: a comment's lines too)."""
     n = len(spec.commits)
     mine: list[list[diff.Hunk]] = [[] for _ in range(n)]
     for h in hunks:
         mine[owner_of[h.id]].append(h)
     # Code is what tests test: a commit of prose alone is none (p-map: the test-only commit went
-    # into the readme's, whose words and the model's name for it both said "pMapIterable").
-    code = [k for k in range(n) if any(not names.is_test(h.path) and not prose(h.path) for h in mine[k])]
+    # into the readme's, whose words and the model's name for it both said "pMapIterable"; then into
+    # the commit of the readme and index.d.ts's JSDoc, which says it again).
+    code = [k for k in range(n) if any(not names.is_test(h.path) and not doc(h) for h in mine[k])]
     tests = [k for k in range(n) if mine[k] and all(names.is_test(h.path) for h in mine[k])]
     # A code commit's own tests would speak for it to every test-only commit (plain code's clusters
     # hold their test data): its code alone speaks for it.

@@ -205,3 +205,48 @@ def test_a_commit_of_tests_only_goes_with_code_not_with_prose(tmp_path):
                  '[[commit]]\nmessage = "Test pMapIterable settling out of order"\n')
     owner = {h.id: {"index.js": 0, "readme.md": 1, "test.js": 2}[h.path] for h in hunks}
     assert merges(spec, owner, hunks) == {2: 0}
+
+
+def test_a_jsdoc_without_stars_is_prose_that_tests_do_not_join(tmp_path):
+    """p-map: with the readme, "Improve readme wording" rewords index.d.ts's JSDoc, whose lines have
+    no leading *; counted as code, that commit took the out-of-order test, whose words it said."""
+    import pygit2
+
+    from git_retcon import diff
+    from git_retcon.plan import ties
+    from git_retcon.plan.together import merges
+    from git_retcon.state.specparse import parse
+    from testing.gitrepo import GitRepo
+
+    doc = ("/**\n@param mapper - Called for every item in `input`.\n@returns A `Promise` that is fulfilled when "
+           "{words} promises in `input` are fulfilled, in order.\n*/\nexport default function pMapIterable("
+           "input: unknown, mapper: Mapper): AsyncIterable<unknown>;\nconst s = '/* not a comment';\n")
+    repo = GitRepo.init(tmp_path / "r")
+    repo.commit("base", {"index.js": "export function pMapIterable(input, mapper) {\n\treturn mapper(input, 0);\n}\n",
+                         "index.d.ts": doc.format(words="all"), "test.js": "test('base', t => {});\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("wip", {"index.js": "export function pMapIterable(input, mapper) {\n\tconst currentIndex = 0;\n"
+                                    "\treturn mapper(input, currentIndex);\n}\n",
+                        "index.d.ts": doc.format(words="all the").replace("'/* not", "'/* still not"),
+                        "test.js": "test('base', t => {});\n\ntest('pMapIterable - index in mapper, promises "
+                                   "fulfilled out of order', t => {});\n"})
+    r = pygit2.Repository(str(repo.path))
+    hunks = diff.remaining(r, repo.tree("main"), repo.tree("feature"))
+    files = ties.Files(r, r.revparse_single("main").peel(pygit2.Tree), r.revparse_single("feature").peel(pygit2.Tree))
+    by_line = {names_line(h): files.doc(h) for h in hunks}
+    assert by_line == {"@returns": True, "const s": False, "const currentIndex": False, "test(": False}
+    spec = parse('source = "feature"\nremote = "main"\ncleaned = "c"\n'
+                 '[[commit]]\nmessage = "Fix the mapper index"\n'
+                 '[[commit]]\nmessage = "Say pMapIterable promises are fulfilled in order"\n'
+                 '[[commit]]\nmessage = "Test pMapIterable promises fulfilled out of order"\n')
+    owner = {h.id: 1 if h.path == "index.d.ts" else {"index.js": 0, "test.js": 2}[h.path] for h in hunks}
+    owner[next(h.id for h in hunks if names_line(h) == "const s")] = 0
+    assert merges(spec, owner, hunks, files.doc) == {2: 0}
+
+
+def names_line(h):
+    """The first words of a hunk's first added line."""
+    from git_retcon.owners.names import hunk_lines
+
+    line = next(ln for ln in hunk_lines(h)[1] if ln.strip()).strip()
+    return next(k for k in ("@returns", "const s", "const currentIndex", "test(") if line.startswith(k))

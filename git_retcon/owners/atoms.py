@@ -165,9 +165,18 @@ def _edits(us: list[atoms.Unit], signals: list[Hashable | None]) -> list[Hashabl
     olds = [i for i, u in enumerate(us) if not u.new]
     news = [i for i, u in enumerate(us) if not u.old]
     pairs = [i for i, u in enumerate(us) if u.old and u.new]
+    out: list[Hashable | None] = list(signals)
+    if pairs and olds + news and all(s in (atoms.COMMENT, atoms.BLANK) for s in signals):
+        # A comment edited in place, and comment lines added or removed beside it: xmlparser's
+        # "/// An invalid/unexpected character." (reworded by one commit) and "///", "/// Values:
+        # actual, expected, pos." (added by the next) are no sentence of one commit's.
+        for k, i in enumerate(pairs):
+            out[i] = atoms.edit(k)
+        for i in olds + news:
+            out[i] = atoms.edit(len(pairs))
+        return out
     if len(olds) != len(news) or len(pairs) + len(olds) < 2 or any(s is not None for s in signals):
         return signals
-    out: list[Hashable | None] = list(signals)
     for k, at in enumerate([(i,) for i in pairs] + list(zip(olds, news, strict=True))):
         for i in at:
             out[i] = atoms.edit(k)

@@ -320,9 +320,11 @@ def _split_and_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: st
 
 # Two commits that each add their part to the same documents: a Markdown section each (is'
 # readme), a member each of a TypeScript type (is' `Assert`), an entry each of a doc comment's list
-# (xmlparser's "# Errors"), and a change log whose new "### Added" list opens with the first
-# commit's line and closes with a blank line (xmlparser's CHANGELOG.md).
+# (xmlparser's "# Errors"), a change log whose new "### Added" list opens with the first
+# commit's line and closes with a blank line (xmlparser's CHANGELOG.md), and a variant's doc
+# comment the first rewords and the second adds lines to (xmlparser's `InvalidChar`).
 DOCS_BASE = {
+    "error.rs": "pub enum E {\n    /// A bad character in the stream.\n    BadChar(char),\n}\n",
     "readme.md": "# Checks\n\n##### .name(value)\n\nCheck a name.\n\n## Related\n",
     "assert.ts": "type Assert = {\n\tname: (value: unknown) => asserts value is string;\n};\n",
     "lib.rs": "/// Reads a name.\n///\n/// # Errors\n///\n/// - `BadName`\npub fn read() {}\n",
@@ -330,6 +332,7 @@ DOCS_BASE = {
 }
 DOCS = [
     ("Add the quote check", {
+        "error.rs": "pub enum E {\n    /// A bad character.\n    BadChar(char),\n}\n",
         "readme.md": "# Checks\n\n##### .name(value)\n\nCheck a name.\n\n##### .quote(value)\n\nCheck a quote.\n\n"
                      "## Related\n",
         "assert.ts": "type Assert = {\n\tname: (value: unknown) => asserts value is string;\n"
@@ -337,6 +340,7 @@ DOCS = [
         "lib.rs": "/// Reads a name.\n///\n/// # Errors\n///\n/// - `BadName`\n/// - `BadQuote`\npub fn read() {}\n",
         "CHANGELOG.md": "# Changes\n\n## Unreleased\n### Added\n- `quote`.\n\n### Changed\n- Nothing.\n"}),
     ("Add the space check", {
+        "error.rs": "pub enum E {\n    /// A bad character.\n    ///\n    /// Values: actual.\n    BadChar(char),\n}\n",
         "readme.md": "# Checks\n\n##### .name(value)\n\nCheck a name.\n\n##### .quote(value)\n\nCheck a quote.\n\n"
                      "##### .space(value)\n\nCheck a space.\n\n## Related\n",
         "assert.ts": "type Assert = {\n\tname: (value: unknown) => asserts value is string;\n"
@@ -353,4 +357,4 @@ def test_sections_type_members_doc_lists_and_a_new_change_log_list_are_atoms(tmp
     commits' lines meet (a change log's new list keeps its heading and closing blank line with the
     first entry), and a model that knows rebuilds both commits' trees."""
     _split_and_rebuilt(tmp_path, monkeypatch, "docs", (DOCS_BASE, DOCS),
-                       {"readme.md", "assert.ts", "lib.rs", "CHANGELOG.md"})
+                       {"readme.md", "assert.ts", "lib.rs", "CHANGELOG.md", "error.rs"})

@@ -43,8 +43,9 @@ def merges(spec: specmod.Spec, owner_of: dict[str, int], hunks: list[diff.Hunk],
     code = [k for k in range(n) if any(not names.is_test(h.path) and not doc(h) for h in mine[k])]
     tests = [k for k in range(n) if mine[k] and all(names.is_test(h.path) for h in mine[k])]
     # A code commit's own tests would speak for it to every test-only commit (plain code's clusters
-    # hold their test data): its code alone speaks for it.
-    said = {k: _words(spec.commits[k], [h for h in mine[k] if not names.is_test(h.path)]) for k in code}
+    # hold their test data), and its prose to any (p-map's JSDoc said the out-of-order test's words):
+    # its code alone speaks for it.
+    said = {k: _words(spec.commits[k], [h for h in mine[k] if not names.is_test(h.path) and not doc(h)]) for k in code}
     how_many = Counter(w for k in code for w in said[k])
     out: dict[int, int] = {}
     for t in tests:

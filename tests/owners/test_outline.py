@@ -237,10 +237,12 @@ def test_a_jsdoc_without_stars_is_prose_that_tests_do_not_join(tmp_path):
     assert by_line == {"@returns": True, "const s": False, "const currentIndex": False, "test(": False}
     spec = parse('source = "feature"\nremote = "main"\ncleaned = "c"\n'
                  '[[commit]]\nmessage = "Fix the mapper index"\n'
-                 '[[commit]]\nmessage = "Say pMapIterable promises are fulfilled in order"\n'
+                 '[[commit]]\nmessage = "Reword the docs"\n'
                  '[[commit]]\nmessage = "Test pMapIterable promises fulfilled out of order"\n')
     owner = {h.id: 1 if h.path == "index.d.ts" else {"index.js": 0, "test.js": 2}[h.path] for h in hunks}
-    owner[next(h.id for h in hunks if names_line(h) == "const s")] = 0
+    # Its code line makes the JSDoc's commit code; its prose still speaks for it to no test.
+    assert merges(spec, owner, hunks, files.doc) == {2: 0}
+    owner[next(h.id for h in hunks if names_line(h) == "const s")] = 0     # and without it, it is no code
     assert merges(spec, owner, hunks, files.doc) == {2: 0}
 
 

@@ -157,6 +157,9 @@ def _outlined(store: Store, req: PlanRequest, source: str, remote: str, cleaned:
             c.hunks = [h.id for h in core]
         say(f"Plain code proposed {len(cores)} logical commits from the diff, {model.model_id} named them; "
             f"placing the {len(proposed.left)} changes left in doubt...")
+        for k in (k for k, m in enumerate(said) if not m):
+            say(f"Commit {k + 1}: {model.model_id} gave no usable name, asked twice; it is named by its files "
+                f"(`git retcon spec edit {cleaned}` renames it)")
         return spec, _Asked(model, (base, tip, hunks), {h.id: k for k, core in enumerate(cores) for h in core})
     with ui.waiting(f"Asking {model.model_id} for the commits"):
         commits, _ = outline.propose(model, outline.overview(store.repo, base, tip, hunks), most,

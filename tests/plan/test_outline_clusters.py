@@ -95,6 +95,8 @@ def test_a_commit_left_unnamed_is_named_by_its_files(tmp_path, owners_models, mo
     messages = [c["message"] for c in json.loads(retcon(repo, "status", "--json").out)["commits"]]
     assert messages[0] == "Add hex escapes to strings"
     assert messages[1].startswith("Change src/tables.py, tests/data/inline-table/")
+    assert ("Commit 2: owners-last gave no usable name, asked twice; it is named by its files "
+            "(`git retcon spec edit feature-clean` renames it)") in out.out
 
 
 @pytest.mark.parametrize("names", [[None, None], ["", "wip"]])

@@ -252,3 +252,19 @@ def names_line(h):
 
     line = next(ln for ln in hunk_lines(h)[1] if ln.strip()).strip()
     return next(k for k in ("@returns", "const s", "const currentIndex", "test(") if line.startswith(k))
+
+
+def test_a_glob_in_yaml_opens_no_comment(tmp_path):
+    """`paths: src/*` in a workflow is no /* comment: the lines after it stay what they are."""
+    import pygit2
+
+    from git_retcon.owners.files import Files
+    from testing.gitrepo import GitRepo
+
+    repo = GitRepo.init(tmp_path / "r")
+    repo.commit("base", {"ci.yml": "on:\n  push:\n    paths: src/*\njobs:\n  test: {}\n",
+                         "a.ts": "/**\nSays hello.\n*/\nexport const s = 'src/*';\nconst t = 1;\n"})
+    tree = pygit2.Repository(str(repo.path)).revparse_single("main").peel(pygit2.Tree)
+    files = Files(pygit2.Repository(str(repo.path)), tree, tree)
+    assert files.commented("ci.yml", True) == frozenset()
+    assert files.commented("a.ts", True) == {"Says hello.", "*/"}

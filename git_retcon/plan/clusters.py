@@ -15,17 +15,19 @@ a commit per test data file), never by purpose. Plain code reads what ties two c
   in two hunks (a version bumped in three files);
 - the source commit that wrote them, where the branch has several with subjects that say something;
 - the atoms of one hunk, where none of them is tied elsewhere;
-- units in the same files that are prose or configuration alone;
+- units that are prose alone and share two files (a readme and its crate doc, reworded in several
+  places), or configuration of one file;
 - code hunks inside the same definition, but for one that brings a name of its own (a fix of its
   own, inside the function two other commits changed).
 
 Then a unit of tests alone joins the code unit its words speak for, clearly. What is left in doubt
-(a list's entries and frame no evidence names, a lone hunk that brings no new name) is not a
-commit of its own: the owners' questions place it among the proposed commits, with the rest of a
-plan. bench/outline_probe.py measures the clusters against real histories' authors' commits.
+(a list's entries and frame no evidence names, a lone hunk that brings no new name, a lone hunk's
+comment lines) is not a commit of its own: the owners' questions place it among the proposed
+commits, with the rest of a plan. bench/outline_probe.py measures the clusters against real histories' authors' commits.
 """
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -90,17 +92,19 @@ class _Clustering:
         self.copied = list(self.prose)     # prose, or an edit said again in another file
         self.frames: set[str] = set()                   # a list's frame: the questions place it
 
-    def join(self, i: int, j: int, why: str) -> None:
+    def join(self, i: int, j: int, why: str, tie: bool = True) -> None:
+        """tie: whether the two are tied by what they say (a hunk's atoms joined as the hunk are not)."""
         if i == j:
             return
         if self.u.join(i, j) and self.log is not None:
             a, b = self.parts[i], self.parts[j]
             self.log.append(f"{a.id} {a.path} + {b.id} {b.path}: {why}")
-        self.tied[i] = self.tied[j] = True
+        if tie:
+            self.tied[i] = self.tied[j] = True
 
-    def join_all(self, found: list[int], why: str) -> None:
+    def join_all(self, found: list[int], why: str, tie: bool = True) -> None:
         for j in found[1:]:
-            self.join(found[0], j, why)
+            self.join(found[0], j, why, tie)
 
     def groups(self) -> dict[int, list[int]]:
         out: dict[int, list[int]] = {}
@@ -245,7 +249,7 @@ class _Clustering:
             self.mates.setdefault(w, []).append(i)
         for ms in self.mates.values():
             if len(ms) > 1 and not any(self.tied[j] for j in ms):
-                self.join_all(ms, "its hunk's atoms")
+                self.join_all(ms, "its hunk's atoms", tie=False)
 
     def same_files(self) -> None:
         """Units in the same two files or more, each line an edit said in both (a readme and the
@@ -253,9 +257,13 @@ class _Clustering:
         same: dict[frozenset[str], list[int]] = {}
         for root, g in self.groups().items():
             where = frozenset(self.parts[i].path for i in g)
-            alone = len(where) == 1 and ties.config(next(iter(where)))
-            if alone or (len(where) > 1 and all(self.copied[i] for i in g)):
+            if len(where) == 1 and ties.config(next(iter(where))):
                 same.setdefault(where, []).append(root)
+            elif len(where) > 1 and all(self.copied[i] for i in g):
+                # by each two files: xmlparser's readme and crate doc, and with them Cargo.toml's
+                # comment that names the crate doc, are one rewording
+                for two in itertools.combinations(sorted(where), 2):
+                    same.setdefault(frozenset(two), []).append(root)
         for where, roots in same.items():
             self.join_all(roots, f"the same files {', '.join(sorted(where))[:60]}")
 
@@ -287,19 +295,23 @@ class _Clustering:
         units = _tests_with_code(sure + unsure, said, len(sure), prose) + ([frames] if frames else [])
         in_doubt = {parts[i].id for g in doubt for i in g}
         left = [h for g in units if all(h.id in in_doubt for h in g) for h in g]
-        count = Counter(h.path for h in parts)
+        count = Counter(parts[i].path for i in {w: i for i, w in enumerate(self.whole)}.values())   # hunks a file has
         index = {h.id: i for i, h in enumerate(parts)}
         cores: list[list[diff.Hunk]] = []
         for g in units:
             h = g[0]
             if all(x.id in in_doubt for x in g):   # no code's words spoke for it clearly
                 continue
-            # A lone hunk that brings no name of its own, in a file with other changes: in doubt.
-            if len(g) > 1 or h.kind != "modify" or self.new_of[index[h.id]] or count[h.path] == 1 or \
-                    self.tied[index[h.id]]:
+            # A lone hunk that brings no name of its own, in a file with other changes: in doubt. So
+            # are a lone hunk's atoms that are comments of code, tied to nothing (xmlparser's
+            # reworded doc lines of one variant, and the lines the next commit added to them).
+            ks = [index[x.id] for x in g]
+            comments = len({self.whole[k] for k in ks}) == 1 and ties.code(h.path) and all(self.prose[k] for k in ks)
+            if (len(g) > 1 and not comments) or h.kind != "modify" or any(self.new_of[k] for k in ks) or \
+                    count[h.path] == 1 or any(self.tied[k] for k in ks):
                 cores.append(sorted(g, key=lambda x: index[x.id]))
             else:
-                left.append(h)
+                left += g
         return sorted(cores, key=lambda g: index[g[0].id]), sorted(left, key=lambda x: index[x.id])
 
 

@@ -106,3 +106,33 @@ def test_a_commit_with_tests_comes_after_one_without_that_changes_its_code(tmp_p
     pattern, handling, data = diff.remaining(r, str(r[b].tree_id), str(r[t].tree_id))
     assert clusters.order([[pattern, data], [handling]]) == [[handling], [pattern, data]]
     assert clusters.order([[handling], [pattern, data]]) == [[handling], [pattern, data]]
+
+
+def test_a_reworded_crate_doc_and_a_config_comment_that_names_it_are_one_commit(tmp_path):
+    """xmlparser's "Readme updated": the readme and the crate doc reworded alike in two places, and
+    Cargo.toml's comment that names lib.rs, were two commits of one authors' commit."""
+    doc = "A parser.\n\nIt is fast.\n\nIt is small.\n"
+    crate = "//! " + doc.replace("\n\n", "\n//!\n//! ")
+    said = {"fast.": "fast and forbids unsafe code.", "small.": "small: ~1500 lines of code."}
+    cores, _ = _clusters(
+        tmp_path, {"README.md": doc, "src/lib.rs": crate + "\npub fn parse() {}\n",
+                   "Cargo.toml": '[package]\nname = "x"\n'},
+        ("wip", {"README.md": doc.replace("fast.", said["fast."]).replace("small.", said["small."]),
+                 "src/lib.rs": crate.replace("fast.", said["fast."]).replace("small.", said["small."])
+                 + "\npub fn parse() {}\n",
+                 "Cargo.toml": '[package]\n# Also say the version in src/lib.rs.\nname = "x"\n'}))
+    assert cores == [["Cargo.toml", "README.md", "src/lib.rs"]]
+
+
+def test_a_lone_reworded_doc_comment_is_in_doubt_with_its_atoms(tmp_path):
+    """xmlparser: one variant's doc line reworded and lines added after it, tied to nothing, became
+    a commit of its own (its atoms, two commits' lines); like a lone hunk, it is in doubt."""
+    base = "pub enum E {\n    /// A bad character in the stream.\n    BadChar(char),\n\n    /// The end.\n    Eof,\n}\n"
+    cores, left = _clusters(
+        tmp_path, {"src/error.rs": base, "src/read.rs": "fn read() {}\n"},
+        ("wip", {"src/error.rs": base.replace("    /// A bad character in the stream.\n",
+                                              "    /// A bad character.\n    ///\n    /// Values: actual.\n")
+                 .replace("    Eof,\n", "    Eof,\n\n    /// A bad quote.\n    InvalidQuote(char),\n"),
+                 "src/read.rs": "fn read() -> Result<(), E> {\n    Err(E::InvalidQuote('x'))\n}\n"}))
+    assert cores == [["src/error.rs", "src/read.rs"]]
+    assert left == ["src/error.rs", "src/error.rs"]

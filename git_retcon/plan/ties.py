@@ -111,11 +111,12 @@ class Files(files.Files):
     """The base and tip versions of the changed files, each read once, and what their lines say."""
 
     def vocabulary(self, paths: Iterable[str], new: bool) -> set[str]:
-        """Every name and run of words the files at paths say, at the tip (new) or the base."""
+        """Every name the files at paths say, at the tip (new) or the base: not their runs of words,
+        for a readme's "is one of the given values" made is' new `isOneOf` an old name."""
         out: set[str] = set()
         for path in paths:
-            full, runs = keys(self.lines(path, new), prose(path))
-            out |= full | runs
+            full, _ = keys(self.lines(path, new), prose(path))
+            out |= full
         return out
 
     def doc(self, h: diff.Hunk) -> bool:

@@ -136,3 +136,20 @@ def test_a_lone_reworded_doc_comment_is_in_doubt_with_its_atoms(tmp_path):
                  "src/read.rs": "fn read() -> Result<(), E> {\n    Err(E::InvalidQuote('x'))\n}\n"}))
     assert cores == [["src/error.rs", "src/read.rs"]]
     assert left == ["src/error.rs", "src/error.rs"]
+
+
+def test_a_new_name_is_new_though_the_readme_said_its_words(tmp_path):
+    """is: the readme said "is one of the given values" before `isOneOf` was written; the new
+    predicate, its entry in the `is` object, its section and its test are one commit."""
+    filler = "\n".join(f"const filler{i} = {i};" for i in range(12))
+    index = f"export function isString(value) {{\n\treturn typeof value === 'string';\n}}\n\n{filler}\n\n" \
+            "export const is = {\n\tstring: isString,\n};\n"
+    readme = "# is\n\nChecks whether a value is one of the given values, or a string.\n\n##### .string(value)\n"
+    cores, left = _clusters(
+        tmp_path, {"source/index.ts": index, "readme.md": readme, "test/test.ts": "test('is.string', () => {});\n"},
+        ("wip", {"source/index.ts": index.replace(
+                     "\n\nconst filler0", "\n\nexport function isOneOf(values) {\n\treturn v => values.includes(v);\n}"
+                     "\n\nconst filler0").replace("\tstring: isString,\n", "\toneOf: isOneOf,\n\tstring: isString,\n"),
+                 "readme.md": readme + "\n##### .oneOf(values)\n",
+                 "test/test.ts": "test('is.string', () => {});\n\ntest('is.oneOf', () => {\n\tis.oneOf([1]);\n});\n"}))
+    assert cores == [["readme.md", "source/index.ts", "test/test.ts"]] and left == []

@@ -1,9 +1,9 @@
 """How well plain code's proposed commits (plan/clusters.py) keep the authors' structure, with no
 model: for each real history (bench/real_histories.py), the clusters against the authors' commits.
-A line's author is its commit by `git blame` (an added line) or `git blame --reverse` (a removed
-one, the commit after the last that had it), as real_histories.shared_hunks reads them; a cluster
-is mixed when its lines come from two or more authors' commits (lines two commits wrote, where
-an atom's lines have several authors, are not counted: no cut of that diff can part them).
+A line's author is its commit by its place (real_histories.line_owners: `git blame`, `git blame
+--reverse`), as the benches score atoms; a cluster is mixed when its lines come from two or more
+authors' commits (lines two commits wrote, where an atom's lines have several authors, are not
+counted: no cut of that diff can part them).
 
     python -m bench.outline_probe [--show] [NAME ...]
     python -m bench.outline_probe --spec REPO ...   # a bench case's spec, as planned and after its
@@ -11,7 +11,6 @@ an atom's lines have several authors, are not counted: no cut of that diff can p
 """
 from __future__ import annotations
 
-import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -31,18 +30,10 @@ Cut = Callable[[pygit2.Repository, str, str, list[diff.Hunk]], list[list[diff.Hu
 
 
 def _line_authors(repo: GitRepo, hunks: list[diff.Hunk]) -> dict[str, dict[int, set[int]]]:
-    """Per hunk id, per read_diff line number (0: the whole hunk), the authors' commits (1-based)."""
-    chain = [sha for sha, _, _ in rh.commits(repo)]
-    num = {s: i + 1 for i, s in enumerate(chain)}
-    after = {sha: chain[i + 1] for i, sha in enumerate(chain[:-1])}
-    cache: dict[tuple[str, bool], dict[int, str]] = {}
-
-    def blame(path: str, reverse: bool) -> dict[int, str]:
-        if (path, reverse) not in cache:
-            out = repo.git("blame", "--porcelain", *(["--reverse"] if reverse else []), f"main..{rh.AUTHORS}",
-                           "--", path)
-            cache[path, reverse] = {int(m[2]): m[1] for m in re.finditer(r"^([0-9a-f]{40}) \d+ (\d+)", out, re.M)}
-        return cache[path, reverse]
+    """Per hunk id, per read_diff line number (0: the whole hunk), the authors' commits (1-based):
+    a line's by its place (real_histories.line_owners), a file's with no lines by its log."""
+    owners = rh.line_owners(repo)
+    num = {sha: k for k, (sha, _, _) in enumerate(rh.commits(repo), start=1)}
 
     def touched(path: str, flt: str) -> set[int]:
         return {num.get(c, 0) for c in repo.git("log", "--format=%H", *([f"--diff-filter={flt}"] if flt else []),
@@ -53,14 +44,12 @@ def _line_authors(repo: GitRepo, hunks: list[diff.Hunk]) -> dict[str, dict[int, 
         per: dict[int, set[int]] = {}
         if h.kind == "modify":
             old, new = numbered(h)
-            b = blame(h.path, True) if old else {}
             for i in range(len(old)):    # a blank line tells no commit's work from another's
-                per[i + 1] = {num.get(after.get(b.get(h.old_start + i, ""), chain[0]), 0)} if old[i].strip() else set()
-            b = blame(h.path, False) if new else {}
+                per[i + 1] = {owners.get((h.old_path or h.path, "-", h.old_start + i), 0)} if old[i].strip() else set()
             for j in range(len(new)):
-                per[len(old) + j + 1] = {num.get(b.get(h.new_start + j, ""), 0)} if new[j].strip() else set()
+                per[len(old) + j + 1] = {owners.get((h.path, "+", h.new_start + j), 0)} if new[j].strip() else set()
         elif h.kind == "add" and h.added_lines:
-            per[0] = {num.get(v, 0) for v in blame(h.path, False).values()}
+            per[0] = {k for (path, sign, _), k in owners.items() if path == h.path and sign == "+"}
         else:
             per[0] = touched(h.path, "A" if h.kind == "add" else "D" if h.kind == "delete" else "")
         out[h.id] = {k: v - {0} for k, v in per.items()}

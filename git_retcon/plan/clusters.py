@@ -23,7 +23,8 @@ a commit per test data file), never by purpose. Plain code reads what ties two c
 Then a unit of tests alone joins the code unit its words speak for, clearly. What is left in doubt
 (a list's entries and frame no evidence names, a lone hunk that brings no new name, a lone hunk's
 comment lines) is not a commit of its own: the owners' questions place it among the proposed
-commits, with the rest of a plan. bench/outline_probe.py measures the clusters against real histories' authors' commits.
+commits, with the rest of a plan. bench/outline_probe.py measures the clusters against real
+histories' authors' commits.
 """
 from __future__ import annotations
 
@@ -295,7 +296,7 @@ class _Clustering:
         units = _tests_with_code(sure + unsure, said, len(sure), prose) + ([frames] if frames else [])
         in_doubt = {parts[i].id for g in doubt for i in g}
         left = [h for g in units if all(h.id in in_doubt for h in g) for h in g]
-        count = Counter(parts[i].path for i in {w: i for i, w in enumerate(self.whole)}.values())   # hunks a file has
+        hunks_of = Counter(h.path for h in {w: h for w, h in zip(self.whole, parts, strict=True)}.values())
         index = {h.id: i for i, h in enumerate(parts)}
         cores: list[list[diff.Hunk]] = []
         for g in units:
@@ -308,7 +309,7 @@ class _Clustering:
             ks = [index[x.id] for x in g]
             comments = len({self.whole[k] for k in ks}) == 1 and ties.code(h.path) and all(self.prose[k] for k in ks)
             if (len(g) > 1 and not comments) or h.kind != "modify" or any(self.new_of[k] for k in ks) or \
-                    count[h.path] == 1 or any(self.tied[k] for k in ks):
+                    hunks_of[h.path] == 1 or any(self.tied[k] for k in ks):
                 cores.append(sorted(g, key=lambda x: index[x.id]))
             else:
                 left += g

@@ -6,8 +6,9 @@ nine commits, five of them test data or the list of expected failures alone: com
 nothing yet, or fail, on their own. Plain code checks the answer: each test-only commit's words
 (its message, its files' folders and names, its lines) against each code commit's (its message,
 its files' names, the names its lines define and use), a word counting more the fewer code
-commits say it; the one code commit that scores best takes it, its message kept in the hints.
-A test-only commit no code commit speaks for stays as it is.
+commits say it; the code commit that scores best, clearly (plan/clusters.CLEAR times the next),
+takes it, its message kept in the hints. A test-only commit no code commit clearly speaks for (a
+test helper's cleanup) stays as it is; configuration (a CI workflow) is neither tests nor code.
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from collections.abc import Callable
 
 from git_retcon import diff
 from git_retcon.owners import names
-from git_retcon.plan.ties import norm, prose
+from git_retcon.plan.clusters import CLEAR
+from git_retcon.plan.ties import config, norm, prose, test
 from git_retcon.state import spec as specmod
 
 
@@ -40,21 +42,25 @@ def merges(spec: specmod.Spec, owner_of: dict[str, int], hunks: list[diff.Hunk],
     # Code is what tests test: a commit of prose alone is none (p-map: the test-only commit went
     # into the readme's, whose words and the model's name for it both said "pMapIterable"; then into
     # the commit of the readme and index.d.ts's JSDoc, which says it again).
-    code = [k for k in range(n) if any(not names.is_test(h.path) and not doc(h) for h in mine[k])]
-    tests = [k for k in range(n) if mine[k] and all(names.is_test(h.path) for h in mine[k])]
+    # Nor is configuration: tomli's CI workflow (tests.yaml) is no test, nor what a test tests.
+    def is_code(h: diff.Hunk) -> bool:
+        return not test(h.path) and not config(h.path) and not doc(h)
+
+    code = [k for k in range(n) if any(is_code(h) for h in mine[k])]
+    tests = [k for k in range(n) if mine[k] and all(test(h.path) for h in mine[k])]
     # A code commit's own tests would speak for it to every test-only commit (plain code's clusters
     # hold their test data), and its prose to any (p-map's JSDoc said the out-of-order test's words):
     # its code alone speaks for it.
-    said = {k: _words(spec.commits[k], [h for h in mine[k] if not names.is_test(h.path) and not doc(h)]) for k in code}
+    said = {k: _words(spec.commits[k], [h for h in mine[k] if is_code(h)]) for k in code}
     how_many = Counter(w for k in code for w in said[k])
     out: dict[int, int] = {}
     for t in tests:
         theirs = _words(spec.commits[t], mine[t])
-        scores = {k: sum(1 / how_many[w] for w in theirs & said[k]) for k in code}
-        best = max(scores.values(), default=0.0)
-        tops = [k for k, v in scores.items() if v == best]
-        if best > 0 and len(tops) == 1:
-            out[t] = tops[0]
+        scores = sorted(((sum(1 / how_many[w] for w in theirs & said[k]), k) for k in code), reverse=True)
+        # Clearly: tomli's cleanup of a test helper ("burntsushi" format conversion) is a commit of
+        # its own, and its words spoke for two features' commits nearly alike (3.1 and 2.6).
+        if scores and scores[0][0] > 0 and (len(scores) == 1 or scores[0][0] >= CLEAR * scores[1][0]):
+            out[t] = scores[0][1]
     return out
 
 

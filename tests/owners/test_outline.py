@@ -268,3 +268,41 @@ def test_a_glob_in_yaml_opens_no_comment(tmp_path):
     files = Files(pygit2.Repository(str(repo.path)), tree, tree)
     assert files.commented("ci.yml", True) == frozenset()
     assert files.commented("a.ts", True) == {"Says hello.", "*/"}
+
+
+def test_a_ci_workflow_is_no_test_and_a_test_only_commit_joins_only_clearly(tmp_path):
+    """tomli-2.4: "Update GitHub actions" (tests.yaml) was taken for tests and put with the
+    pre-commit hooks' commit; the cleanup of a test helper, whose words spoke for two features'
+    commits nearly alike, was put into one of them. Both are commits of their own."""
+    import pygit2
+
+    from git_retcon import diff
+    from git_retcon.plan import ties
+    from git_retcon.plan.together import merges
+    from git_retcon.state.specparse import parse
+    from testing.gitrepo import GitRepo
+
+    repo = GitRepo.init(tmp_path / "r")
+    repo.commit("base", {"src/parser.py": "def parse_table(s):\n    return {}\n",
+                         "src/times.py": "def parse_time(s):\n    return s\n",
+                         ".pre-commit-config.yaml": "repos: []\n",
+                         ".github/workflows/tests.yaml": "on: push\n",
+                         "tests/helper.py": "def convert(value):\n    return value\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("wip", {"src/parser.py": "def parse_table(s):\n    return dict(parse_value(s, strict=True))\n",
+                        "src/times.py": "def parse_time(s):\n    return parse_value(s) or s\n",
+                        ".pre-commit-config.yaml": "repos: [{repo: local}]\n",
+                        ".github/workflows/tests.yaml": "on: [push, pull_request]\n",
+                        "tests/helper.py": "def convert(value):\n    return parse_value(value, strict=True)\n"})
+    r = pygit2.Repository(str(repo.path))
+    hunks = diff.remaining(r, repo.tree("main"), repo.tree("feature"))
+    files = ties.Files(r, r.revparse_single("main").peel(pygit2.Tree), r.revparse_single("feature").peel(pygit2.Tree))
+    spec = parse('source = "feature"\nremote = "main"\ncleaned = "c"\n'
+                 '[[commit]]\nmessage = "Parse a value in tables"\n'
+                 '[[commit]]\nmessage = "Parse a value in times"\n'
+                 '[[commit]]\nmessage = "Update the pre-commit hooks"\n'
+                 '[[commit]]\nmessage = "Run the tests on pull requests"\n'
+                 '[[commit]]\nmessage = "Parse a value in tables and times, in the test helper"\n')
+    where = {"src/parser.py": 0, "src/times.py": 1, ".pre-commit-config.yaml": 2, ".github/workflows/tests.yaml": 3,
+             "tests/helper.py": 4}
+    assert merges(spec, {h.id: where[h.path] for h in hunks}, hunks, files.doc) == {}

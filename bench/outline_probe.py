@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -65,8 +66,10 @@ def _authors(part: diff.Hunk, lines: dict[str, dict[int, set[int]]]) -> list[set
     return [lines[hid][k] for k in sorted(numbers) if lines[hid].get(k)]
 
 
-def score(repo: GitRepo, cut: Cut, show: bool = False) -> tuple[int, int, int, list[str]]:
-    """(authors' commits, clusters, mixed clusters, a line per cluster)."""
+def score(repo: GitRepo, cut: Cut, show: bool = False) -> tuple[int, int, int, float, list[str]]:
+    """(authors' commits, clusters, mixed clusters, the share of lines of one author that are in a
+    cluster of their cluster's main author, a line per cluster). The share tells a cluster mixed by
+    three lines (is' descriptions) from one that holds two commits' work."""
     pr = pygit2.Repository(str(repo.path))
     base, tip = str(pr.revparse_single("main").id), str(pr.revparse_single("feature").id)
     whole = diff.remaining(pr, str(pr[base].tree_id), str(pr[tip].tree_id))
@@ -75,14 +78,24 @@ def score(repo: GitRepo, cut: Cut, show: bool = False) -> tuple[int, int, int, l
     groups = [g for g in groups if g]
     mixed = 0
     said = []
+    main = total = 0
     for g in groups:
         sole = {next(iter(s)) for h in g for s in _authors(h, lines) if len(s) == 1}
         mixed += len(sole) > 1
+        by: Counter[int] = Counter()
+        for h in g:     # a line each, a hunk known only whole by its lines
+            weight = max(1, h.added_lines + h.removed_lines) if 0 in lines.get(h.id, {}) else 1
+            for s in _authors(h, lines):
+                if len(s) == 1:
+                    by[next(iter(s))] += weight
+        main += max(by.values(), default=0)
+        total += sum(by.values())
         if show:
             files = sorted({h.path.rsplit("/", 1)[-1] for h in g})
             mark = "MIXED " if len(sole) > 1 else ""
-            said.append(f"    {mark}{sorted(sole)} {len(g)} parts: {', '.join(files)[:110]}")
-    return len(rh.commits(repo)), len(groups), mixed, said
+            said.append(f"    {mark}{sorted(sole)} {len(g)} parts, {dict(by.most_common())} lines: "
+                        f"{', '.join(files)[:100]}")
+    return len(rh.commits(repo)), len(groups), mixed, main / total if total else 1.0, said
 
 
 def saved(repo: GitRepo, first: bool = False) -> Cut:
@@ -155,9 +168,9 @@ def main(argv: list[str]) -> None:
         for path in (a for a in argv if not a.startswith("--")):
             repo = GitRepo(Path(path))
             for first in (True, False):
-                n, c, m, said = score(repo, saved(repo, first), show)
+                n, c, m, share, said = score(repo, saved(repo, first), show)
                 print(f"{path} {'as planned' if first else 'after the run'}: authors {n}  planned {c} "
-                      f"({'ok' if c <= 1.5 * n else 'too many'})  mixed {m}")
+                      f"({'ok' if c <= 1.5 * n else 'too many'})  mixed {m}  lines with their main author {share:.0%}")
                 for line in said:
                     print(line)
         return
@@ -172,7 +185,7 @@ def main(argv: list[str]) -> None:
             print(f"{h.name}: skipped: {e}")
             continue
         for name, cut in CUTS.items():
-            n, c, m, said = score(repo, cut, show and name in ("cores", "placed"))
+            n, c, m, share, said = score(repo, cut, show and name in ("cores", "placed"))
             limit = "ok" if c <= 1.5 * n else "too many"
             extra = ""
             if cut is cores:
@@ -181,7 +194,8 @@ def main(argv: list[str]) -> None:
                 _, left = clusters.clusters(pr, base, tip, diff.remaining(pr, str(pr[base].tree_id),
                                                                             str(pr[tip].tree_id)))
                 extra = f"  ({len(left)} atoms in doubt)"
-            print(f"{h.name:<10} {name:<9} authors {n:>2}  clusters {c:>3} ({limit})  mixed {m:>2}{extra}")
+            print(f"{h.name:<10} {name:<9} authors {n:>2}  clusters {c:>3} ({limit})  mixed {m:>2}  "
+                  f"main author {share:.0%}{extra}")
             for line in said:
                 print(line)
 

@@ -33,7 +33,7 @@ class Files:
         """The lines (stripped) the file says only inside /* */ comments: a JSDoc's prose, whose lines
         need no leading * (p-map's index.d.ts: "@returns A `Promise` that is fulfilled...")."""
         key = (path, new)
-        if path.rsplit(".", 1)[-1].lower() not in _BLOCK_COMMENTS:    # a glob's /* in YAML opens nothing
+        if path.rsplit(".", 1)[-1].lower() not in BLOCK_COMMENTS:    # a glob's /* in YAML opens nothing
             return frozenset()
         if key not in self._commented:
             inside: set[str] = set()
@@ -71,6 +71,6 @@ class Files:
 _STRING = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'""")     # a /* in a string opens nothing
 
 # The languages whose comments are /* */ blocks.
-_BLOCK_COMMENTS = frozenset({"c", "h", "cc", "cpp", "cxx", "hpp", "hh", "m", "mm", "java", "kt", "kts", "scala",
+BLOCK_COMMENTS = frozenset({"c", "h", "cc", "cpp", "cxx", "hpp", "hh", "m", "mm", "java", "kt", "kts", "scala",
                              "groovy", "go", "rs", "swift", "cs", "dart", "php", "js", "jsx", "mjs", "cjs", "ts", "tsx",
                              "mts", "cts", "css", "scss", "less", "sql"})

@@ -118,8 +118,8 @@ class _Clustering:
         parts = self.parts
         old = self.files.vocabulary({h.old_path or h.path for h in parts}, False)
         now = self.files.vocabulary({h.path for h in parts}, True)
-        said = [ties.keys(names.hunk_lines(h)[1], ties.prose(h.path)) for h in parts]
-        unsaid = [ties.keys(names.hunk_lines(h)[0], ties.prose(h.path)) for h in parts]
+        said = [ties.keys(names.hunk_lines(h)[1], h.path) for h in parts]
+        unsaid = [ties.keys(names.hunk_lines(h)[0], h.path) for h in parts]
         self.new_of = [full - old for full, _ in said]
         gone_of = [full - now for full, _ in unsaid]
         for kind, named, spoken in (("new", self.new_of, said), ("gone", gone_of, unsaid)):
@@ -138,7 +138,7 @@ class _Clustering:
         by_key: dict[str, list[int]] = {}
         for i, h in enumerate(self.parts):
             removed, added = names.hunk_lines(h)
-            full, _ = ties.keys(removed + added, ties.prose(h.path))
+            full, _ = ties.keys(removed + added, h.path)
             for k in full:
                 by_key.setdefault(k, []).append(i)
         for i, h in enumerate(self.parts):
@@ -378,7 +378,7 @@ def order(cores: list[list[diff.Hunk]]) -> list[list[diff.Hunk]]:
     for c in cores:
         full: set[str] = set()
         for h in c:
-            f, runs = ties.keys(names.hunk_lines(h)[1], ties.prose(h.path))
+            f, runs = ties.keys(names.hunk_lines(h)[1], h.path)
             full |= f | runs
         says.append(full)
     code = [{h.path for h in c if ties.code(h.path) and not ties.test(h.path)} for c in cores]

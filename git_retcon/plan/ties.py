@@ -22,6 +22,9 @@ GENERIC = frozenset({"test", "tests", "data", "spec", "fixture", "valid", "inval
 _STRING = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`""")
 _MARKS = re.compile(r"^\s*(?:///?|#+|--|\*|/\*+|<!--|-(?=\s)|[*+](?=\s))\s*")
 _TOKEN = re.compile(r"[\w.]+")
+# A comment after code names no code: is' "// -0 >= 0 is true in JavaScript" tied two predicates'
+# tests by a "new name". Not #: a verbose regular expression's lines say their "# seconds" in a string.
+_TRAILING = re.compile(r"\s//.*$")
 _TICKED = re.compile(r"`(?:[\w.]+::)*([A-Za-z_]\w*)(?:\(\))?`")
 QUOTED = re.compile(r"""["'`]([\w][\w./-]{2,80})["'`]""")
 
@@ -31,19 +34,22 @@ def key(ident: str) -> str:
     return "".join(p.lower() for p in names.parts(ident))
 
 
-def keys(lines: Iterable[str], prose: bool) -> tuple[set[str], set[str]]:
-    """The names lines say outside strings and comments (in prose and comments, only those in
-    backticks), and every run of two to five words or name parts on one line, strings included
-    ('finite number' -> finitenumber)."""
+def keys(lines: Iterable[str], path: str) -> tuple[set[str], set[str]]:
+    """The names the lines of the file at path say outside strings and comments, a // comment after
+    code too (in prose and comments, only those in backticks), and every run of two to five words or
+    name parts on one line, strings included ('finite number' -> finitenumber)."""
+    is_prose = prose(path)
+    after = _TRAILING if extension(path) in files.BLOCK_COMMENTS else None
     full: set[str] = set()
     runs: set[str] = set()
     for ln in lines:
         ln = ln[:300]
-        if prose or names.COMMENT.match(ln):    # a name in backticks: xmlparser's "/// - `InvalidQuote`"
+        if is_prose or names.COMMENT.match(ln):    # a name in backticks: xmlparser's "/// - `InvalidQuote`"
             full |= {k for m in _TICKED.findall(ln) if len(k := key(m)) >= SHORT and k not in names.COMMON_WORDS}
-            if not prose:
+            if not is_prose:
                 continue
-        for ident in [] if prose else names.identifiers(_STRING.sub(" ", ln)):
+        code = _STRING.sub(" ", ln)
+        for ident in [] if is_prose else names.identifiers(after.sub("", code) if after else code):
             if len(k := key(ident)) >= SHORT and not k.isdigit() and k not in names.COMMON_WORDS:
                 full.add(k)     # `int`, `list`: no base file may say them, they are no one's
         tokens = [p.lower() for ident in names.identifiers(ln) for p in names.parts(ident)]
@@ -115,7 +121,7 @@ class Files(files.Files):
         for a readme's "is one of the given values" made is' new `isOneOf` an old name."""
         out: set[str] = set()
         for path in paths:
-            full, _ = keys(self.lines(path, new), prose(path))
+            full, _ = keys(self.lines(path, new), path)
             out |= full
         return out
 

@@ -153,3 +153,20 @@ def test_a_new_name_is_new_though_the_readme_said_its_words(tmp_path):
                  "readme.md": readme + "\n##### .oneOf(values)\n",
                  "test/test.ts": "test('is.string', () => {});\n\ntest('is.oneOf', () => {\n\tis.oneOf([1]);\n});\n"}))
     assert cores == [["readme.md", "source/index.ts", "test/test.ts"]] and left == []
+
+
+def test_a_comment_after_code_names_nothing_new(tmp_path):
+    """is: two predicates' tests each said "// -0 >= 0 is true in JavaScript"; "JavaScript" was a new
+    name of both, and tied two commits' predicates."""
+    gap = "\n".join(f"const filler{i} = {i};" for i in range(8))
+    base = {"src/is.js": f"export const version = 1;\n\n{gap}\n", "readme.md": "# is\n\nWorks in JavaScript.\n",
+            "test.js": f"test('version', () => {{\n\tassert.ok(version);\n}});\n\n{gap}\n"}
+    cores, _ = _clusters(
+        tmp_path, base,
+        ("wip", {"src/is.js": "export function isPositive(x) {\n\treturn x > 0;\n}\n\nexport const version = 1;\n\n"
+                              f"{gap}\n\nexport function isNegative(x) {{\n\treturn x < 0;\n}}\n",
+                 "test.js": "test('isPositive', () => {\n\tassert.ok(!isPositive(-0)); // -0 > 0 is false in "
+                            "JavaScript\n});\n\ntest('version', () => {\n\tassert.ok(version);\n});\n\n"
+                            f"{gap}\n\ntest('isNegative', () => {{\n\tassert.ok(!isNegative(-0)); // -0 < 0 is "
+                            "false in JavaScript\n});\n"}))
+    assert cores == [["src/is.js", "test.js"], ["src/is.js", "test.js"]]

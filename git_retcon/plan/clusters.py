@@ -299,6 +299,7 @@ class _Clustering:
         hunks_of = Counter(h.path for h in {w: h for w, h in zip(self.whole, parts, strict=True)}.values())
         index = {h.id: i for i, h in enumerate(parts)}
         cores: list[list[diff.Hunk]] = []
+        lone: dict[str, list[diff.Hunk]] = {}
         for g in units:
             h = g[0]
             if all(x.id in in_doubt for x in g):   # no code's words spoke for it clearly
@@ -310,6 +311,13 @@ class _Clustering:
             comments = len({self.whole[k] for k in ks}) == 1 and ties.code(h.path) and all(self.prose[k] for k in ks)
             if (len(g) > 1 and not comments) or h.kind != "modify" or any(self.new_of[k] for k in ks) or \
                     hunks_of[h.path] == 1 or any(self.tied[k] for k in ks):
+                cores.append(sorted(g, key=lambda x: index[x.id]))
+            else:
+                lone.setdefault(h.path, []).extend(g)
+        for path, g in lone.items():
+            # But a prose file whose every hunk is such is a rewording of its own (tomli's README
+            # "for v2.4.0": its two hunks were placed in two other commits).
+            if ties.prose(path) and len({self.whole[index[x.id]] for x in g}) == hunks_of[path]:
                 cores.append(sorted(g, key=lambda x: index[x.id]))
             else:
                 left += g

@@ -170,3 +170,15 @@ def test_a_comment_after_code_names_nothing_new(tmp_path):
                             f"{gap}\n\ntest('isNegative', () => {{\n\tassert.ok(!isNegative(-0)); // -0 < 0 is "
                             "false in JavaScript\n});\n"}))
     assert cores == [["src/is.js", "test.js"], ["src/is.js", "test.js"]]
+
+
+def test_a_readme_reworded_in_two_places_and_nothing_else_is_a_commit(tmp_path):
+    """tomli-2.4's "Update README for v2.4.0": two lone hunks of the readme, neither bringing a name,
+    were both left in doubt and placed in two other commits."""
+    readme = "# tomli\n\nIt is compatible with TOML v1.0.0.\n\n" + "Line.\n" * 8 + "\nPasses BurntSushi's tests.\n"
+    cores, left = _clusters(
+        tmp_path, {"README.md": readme, "src/parse.py": "def parse(s):\n    return s\n"},
+        ("wip", {"README.md": readme.replace("v1.0.0.", "v1.1.0 from 2.4.0.").replace("BurntSushi", "toml-lang"),
+                 "src/parse.py": "def parse(s):\n    return parse_escape(s)\n\n\ndef parse_escape(s):\n"
+                                 "    return s\n"}))
+    assert sorted(cores) == [["README.md"], ["src/parse.py"]] and left == []

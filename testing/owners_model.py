@@ -35,6 +35,8 @@ from typing import Any
 
 import llm
 
+from testing.flow import Outcome, retcon
+from testing.gitrepo import GitRepo
 from testing.imperfect_model import ImperfectModel
 from testing.scripted_model import ModelPlugin, _log
 
@@ -168,3 +170,14 @@ PLUGIN = ModelPlugin("retcon-owners", OwnersLast(), OwnersRecent(), OwnersLastTe
                      ImperfectOwnersLast(), ImperfectOwnersErring())
 register = PLUGIN.register
 unregister = PLUGIN.unregister
+
+
+def questions(log: Path, step: str) -> list[dict[str, Any]]:
+    """The questions of one step ("outline", "name", ...) the log of $RETCON_SCRIPT_LOG holds."""
+    return [e for e in map(json.loads, log.read_text().splitlines()) if f"\nStep: {step}" in e["prompt"]]
+
+
+def plan_outline(repo: GitRepo, *extra: str) -> Outcome:
+    """`git retcon plan --outline` of feature onto main, the questions to owners-last."""
+    return retcon(repo, "plan", "--outline", "-m", "owners-last", "--source", "feature", "--onto", "main",
+                  "--no-edit", *extra)

@@ -7,6 +7,7 @@ import json
 
 from testing.flow import retcon
 from testing.histories import keyword_repo
+from testing.owners_model import plan_outline, questions
 
 THREE = json.dumps({"commits": [
     {"message": "add: accept strings", "holds": "calc.py: add"},
@@ -14,25 +15,16 @@ THREE = json.dumps({"commits": [
     {"message": "clamp: swap bounds given in the wrong order", "holds": "calc.py: clamp, and test_calc.py"}]})
 
 
-def _asked(log, step):
-    return [json.loads(x) for x in log.read_text().splitlines() if f"\nStep: {step}" in json.loads(x)["prompt"]]
-
-
-def _plan(repo, *extra):
-    return retcon(repo, "plan", "--outline", "-m", "owners-last", "--source", "feature", "--onto", "main",
-                  "--no-edit", *extra)
-
-
 def test_the_branchs_commits_are_proposed_and_the_model_names_them(tmp_path, owners_models, monkeypatch):
     """The keyword branch's three commits each wrote one change: plain code proposes them, in their
     order, and the model names each."""
     monkeypatch.setenv("RETCON_OWNERS_NAMES", json.dumps([c["message"] for c in json.loads(THREE)["commits"]]))
     repo = keyword_repo(tmp_path / "r")
-    out = _plan(repo)
+    out = plan_outline(repo)
     assert out.code == 0, out.text
     assert "Plain code proposed 3 logical commits from the diff, owners-last named them" in out.out
-    asked = _asked(owners_models, "name")[0]
-    assert len(_asked(owners_models, "name")) == 3
+    asked = questions(owners_models, "name")[0]
+    assert len(questions(owners_models, "name")) == 3
     assert "Commit 1 (+1 -0): calc.py\n    in add: + a = int(a)" in asked["prompt"]
     assert "Commit 3 (+7 -0): calc.py, test_calc.py" in asked["prompt"]
     assert "clamp: swap bounds given in the wrong order" in asked["prompt"]    # the branch's own subjects
@@ -46,22 +38,22 @@ def test_the_branchs_commits_are_proposed_and_the_model_names_them(tmp_path, own
 def test_an_unreadable_outline_is_asked_once_more_then_refused_saving_nothing(tmp_path, owners_models, monkeypatch):
     monkeypatch.setenv("RETCON_OWNERS_OUTLINE", "Sure! Here are the commits: first the add change, then...")
     repo = keyword_repo(tmp_path / "r")
-    out = _plan(repo, "--max-commits", "2")      # plain code's three are too many: the model proposes
+    out = plan_outline(repo, "--max-commits", "2")      # plain code's three are too many: the model proposes
     assert out.code == 1
     assert "proposed no usable commits (the reply is not JSON" in out.err
     assert "git retcon plan --from-file FILE -m MODEL" in out.err
-    assert len(_asked(owners_models, "outline")) == 2
-    assert "Your last reply could not be used" in _asked(owners_models, "outline")[1]["prompt"]
+    assert len(questions(owners_models, "outline")) == 2
+    assert "Your last reply could not be used" in questions(owners_models, "outline")[1]["prompt"]
     assert repo.git("for-each-ref", "refs/retcon") == ""
 
 
 def test_at_most_max_commits_are_kept(tmp_path, owners_models, monkeypatch):
     monkeypatch.setenv("RETCON_OWNERS_OUTLINE", THREE)
     repo = keyword_repo(tmp_path / "r")
-    out = _plan(repo, "--max-commits", "2")
+    out = plan_outline(repo, "--max-commits", "2")
     assert out.code == 0, out.text
     assert len(json.loads(retcon(repo, "status", "--json").out)["commits"]) == 2
-    assert "Propose at most 2 logical commits" in _asked(owners_models, "outline")[0]["prompt"]
+    assert "Propose at most 2 logical commits" in questions(owners_models, "outline")[0]["prompt"]
 
 
 def test_outline_excludes_a_file_and_needs_a_model_that_answers(tmp_path):
@@ -79,10 +71,10 @@ def test_outline_is_the_default_and_retcon_owners_conversation_plans_whole(tmp_p
     repo = keyword_repo(tmp_path / "r")
     out = retcon(repo, "plan", "-m", "owners-last", "--source", "feature", "--onto", "main", "--no-edit")
     assert out.code == 0, out.text
-    assert len(_asked(owners_models, "name")) == 3
+    assert len(questions(owners_models, "name")) == 3
     repo.git("config", "retcon.owners", "conversation")
     out = retcon(repo, "plan", "-m", "owners-last", "--source", "feature", "--onto", "main", "--no-edit", "--force")
-    assert len(_asked(owners_models, "name")) == 3          # not asked again: the whole plan was
+    assert len(questions(owners_models, "name")) == 3          # not asked again: the whole plan was
     assert "Step: plan" in json.loads(owners_models.read_text().splitlines()[-1])["prompt"]
 
 
@@ -91,8 +83,8 @@ def test_a_wip_branchs_subjects_are_left_out_of_the_overview(tmp_path, owners_mo
     repo = keyword_repo(tmp_path / "r")
     repo.commit("wip", {"NOTES": "later\n"})
     repo.commit("fix again", {"NOTES": "later, maybe\n"})
-    assert _plan(repo).code == 0
-    asked = _asked(owners_models, "name")[0]
+    assert plan_outline(repo).code == 0
+    asked = questions(owners_models, "name")[0]
     subjects = asked["prompt"].split("The branch's own commit subjects, oldest first:")[1]
     assert "- add: accept strings" in subjects and "- wip" not in subjects and "fix again" not in subjects
 
@@ -106,11 +98,11 @@ def test_a_reply_cut_off_while_repeating_itself_is_read_to_its_last_whole_entry(
     body = ",\n".join(json.dumps(e) for e in entries * 5)
     monkeypatch.setenv("RETCON_OWNERS_OUTLINE", '{"commits": [' + body + ', {"message": "Fix sc')
     repo = keyword_repo(tmp_path / "r")
-    out = _plan(repo, "--max-commits", "2")
+    out = plan_outline(repo, "--max-commits", "2")
     assert out.code == 0, out.text
     assert [c["message"] for c in json.loads(retcon(repo, "status", "--json").out)["commits"]] == ["Fix add",
                                                                                                   "Fix clamp"]
-    (asked,) = _asked(owners_models, "outline")
+    (asked,) = questions(owners_models, "outline")
     assert "Propose at most 2 logical commits" in asked["prompt"]
 
 
@@ -122,8 +114,8 @@ def test_a_folder_of_data_files_is_one_line_of_the_overview(tmp_path, owners_mod
     repo.git("checkout", "-q", "feature")
     repo.commit("data", {f"tests/data/clamp/case{i}.json": f'{{"case": {i}}}\n' for i in range(3)})
     repo.git("checkout", "-q", "main")
-    assert _plan(repo, "--max-commits", "2").code == 0
-    (asked,) = _asked(owners_models, "outline")
+    assert plan_outline(repo, "--max-commits", "2").code == 0
+    (asked,) = questions(owners_models, "outline")
     assert "- tests/data/clamp/ (3 data files, +3 -0): case0.json, case1.json, case2.json" in asked["prompt"]
     assert "case0.json (+1" not in asked["prompt"]
     assert "- calc.py (+4 -0)" in asked["prompt"]
@@ -151,7 +143,7 @@ def test_a_proposed_commit_of_tests_only_goes_with_the_code_it_tests(tmp_path, o
                         "tests/data/datetime/three.toml": "t = 07:32\n",
                         "tests/data/datetime/four.toml": "t = 1979-05-27T07:32\n"})
     repo.git("checkout", "-q", "main")
-    out = _plan(repo)
+    out = plan_outline(repo)
     assert out.code == 0, out.text
     assert ("'Add data files for dates and times' holds only tests: they go with 'Make seconds optional in times'"
             in out.out)

@@ -8,6 +8,7 @@ import pytest
 
 from testing.flow import retcon
 from testing.gitrepo import GitRepo
+from testing.owners_model import plan_outline, questions
 
 NAMES = json.dumps(["Add hex escapes to strings", "Allow newlines in inline tables"])
 XFAIL = 'XFAIL = {\n    "inline-newline",\n    "escape-hex",\n    "other-thing",\n}\n'
@@ -36,25 +37,16 @@ def two_features(path) -> GitRepo:
     return repo
 
 
-def _asked(log, step):
-    return [json.loads(x) for x in log.read_text().splitlines() if f"\nStep: {step}" in json.loads(x)["prompt"]]
-
-
-def _plan(repo, *extra):
-    return retcon(repo, "plan", "--outline", "-m", "owners-last", "--source", "feature", "--onto", "main",
-                  "--no-edit", *extra)
-
-
 def test_plain_code_proposes_the_commits_and_the_model_names_them(tmp_path, owners_models, monkeypatch):
     """Each feature's code, its data files and the entry of the list that names them make one commit;
     the model is asked only for the messages."""
     monkeypatch.setenv("RETCON_OWNERS_NAMES", NAMES)
     repo = two_features(tmp_path / "r")
-    out = _plan(repo)
+    out = plan_outline(repo)
     assert out.code == 0, out.text
     assert "Plain code proposed 2 logical commits from the diff, owners-last named them" in out.out
-    assert _asked(owners_models, "outline") == []
-    asked = _asked(owners_models, "name")[0]
+    assert questions(owners_models, "outline") == []
+    asked = questions(owners_models, "name")[0]
     assert "Commit 1 (+6 -1): src/strings.py, tests/data/escape/ (2 data files), tests/test_data.py" in asked["prompt"]
     assert "    adds: parse_hex_escape" in asked["prompt"]
     spec = json.loads(retcon(repo, "status", "--json").out)
@@ -76,8 +68,8 @@ def test_each_commit_is_named_by_a_question_of_its_own(tmp_path, owners_models, 
     rest one commit off: each commit is asked for alone, the whole list shown."""
     monkeypatch.setenv("RETCON_OWNERS_NAMES", NAMES)
     repo = two_features(tmp_path / "r")
-    assert _plan(repo).code == 0
-    first, second = _asked(owners_models, "name")
+    assert plan_outline(repo).code == 0
+    first, second = questions(owners_models, "name")
     assert "Write the message of commit 1 only" in first["prompt"]
     assert "Write the message of commit 2 only" in second["prompt"]
     assert first["prompt"].split("Write the message")[0] == second["prompt"].split("Write the message")[0]
@@ -88,9 +80,9 @@ def test_a_commit_left_unnamed_is_named_by_its_files(tmp_path, owners_models, mo
     named by its files."""
     monkeypatch.setenv("RETCON_OWNERS_NAMES", json.dumps(["Add hex escapes to strings"]))
     repo = two_features(tmp_path / "r")
-    out = _plan(repo)
+    out = plan_outline(repo)
     assert out.code == 0, out.text
-    asked = _asked(owners_models, "name")
+    asked = questions(owners_models, "name")
     assert len(asked) == 3 and "Your last reply could not be used" in asked[2]["prompt"]
     messages = [c["message"] for c in json.loads(retcon(repo, "status", "--json").out)["commits"]]
     assert messages[0] == "Add hex escapes to strings"
@@ -103,11 +95,11 @@ def test_a_commit_left_unnamed_is_named_by_its_files(tmp_path, owners_models, mo
 def test_a_model_that_names_nothing_is_refused_saving_nothing(tmp_path, owners_models, monkeypatch, names):
     monkeypatch.setenv("RETCON_OWNERS_NAMES", json.dumps(names))
     repo = two_features(tmp_path / "r")
-    out = _plan(repo)
+    out = plan_outline(repo)
     assert out.code == 1
     assert "named none of the 2 commits plain code proposed" in out.err
     assert "git retcon plan --from-file FILE -m MODEL" in out.err
-    assert len(_asked(owners_models, "name")) == 4       # each asked twice
+    assert len(questions(owners_models, "name")) == 4       # each asked twice
     assert repo.git("for-each-ref", "refs/retcon") == ""
 
 
@@ -116,9 +108,9 @@ def test_more_commits_than_max_commits_are_proposed_by_the_model(tmp_path, owner
     before plain code did."""
     monkeypatch.setenv("RETCON_OWNERS_OUTLINE", json.dumps({"commits": [{"message": "Parse more", "holds": "src"}]}))
     repo = two_features(tmp_path / "r")
-    out = _plan(repo, "--max-commits", "1")
+    out = plan_outline(repo, "--max-commits", "1")
     assert out.code == 0, out.text
-    assert _asked(owners_models, "name") == [] and len(_asked(owners_models, "outline")) == 1
+    assert questions(owners_models, "name") == [] and len(questions(owners_models, "outline")) == 1
     assert [c["message"] for c in json.loads(retcon(repo, "status", "--json").out)["commits"]] == ["Parse more"]
 
 
@@ -128,9 +120,9 @@ def test_a_name_that_repeats_the_question_is_not_used(tmp_path, owners_models, m
     echo = "Grouped changes into 2 commits, each holding what belongs together (a definition and its"
     monkeypatch.setenv("RETCON_OWNERS_NAMES", json.dumps(["Add hex escapes to strings", echo]))
     repo = two_features(tmp_path / "r")
-    out = _plan(repo)
+    out = plan_outline(repo)
     assert out.code == 0, out.text
-    asked = _asked(owners_models, "name")
+    asked = questions(owners_models, "name")
     assert len(asked) == 3 and "Your last reply could not be used" in asked[2]["prompt"]
     messages = [c["message"] for c in json.loads(retcon(repo, "status", "--json").out)["commits"]]
     assert messages[0] == "Add hex escapes to strings"

@@ -17,11 +17,12 @@ import pygit2
 
 from git_retcon import diff
 from git_retcon.errors import RetconError
-from git_retcon.git.plumbing import get_blob, get_commit
+from git_retcon.git.plumbing import get_commit
 from git_retcon.model.ask import Asking, Question, ask
 from git_retcon.model.logs import ExchangeLog
 from git_retcon.model.prompt import template
 from git_retcon.owners import names
+from git_retcon.owners.files import Files
 from git_retcon.plan import clusters
 from git_retcon.plan.outline import MESSAGE_CHARS, NOISE, OVERVIEW_CHARS, change_line, data_folders, subjects_text
 
@@ -48,10 +49,10 @@ def propose(repo: pygit2.Repository, base: str, tip: str, hunks: list[diff.Hunk]
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}
 
 
-def shown(repo: pygit2.Repository, tip: str, cores: list[list[diff.Hunk]], budget: int = OVERVIEW_CHARS) -> str:
+def shown(read: Files, cores: list[list[diff.Hunk]], budget: int = OVERVIEW_CHARS) -> str:
     """Each proposed commit: its files (a folder of data files in one), the names it adds, and a
-    line per change while its share of the budget lasts."""
-    tree = get_commit(repo, tip).tree
+    line per change while its share of the budget lasts (each file read once: pflag's 64 atoms are
+    of two files)."""
     share = max(300, budget // max(len(cores), 1))
     out: list[str] = []
     for k, core in enumerate(cores, start=1):
@@ -70,11 +71,7 @@ def shown(repo: pygit2.Repository, tip: str, cores: list[list[diff.Hunk]], budge
         for h in core:
             if h.path in in_folder:
                 continue
-            try:
-                lines = names.text_lines(get_blob(repo, tree[h.path].id).data)
-            except (KeyError, ValueError):
-                lines = []
-            line = change_line(h, lines)
+            line = change_line(h, read.lines(h.path, True))
             if used + len(line) > share:
                 break
             block.append(line)
@@ -135,4 +132,5 @@ def name(model: llm.Model, text: str, n: int, instructions: str, log: ExchangeLo
 
 def overview(repo: pygit2.Repository, base: str, tip: str, cores: list[list[diff.Hunk]]) -> str:
     """What the model is shown: the proposed commits, then the branch's own subjects."""
-    return "\n".join([shown(repo, tip, cores), *subjects_text(repo, base, tip)])
+    files = Files(repo, get_commit(repo, base).tree, get_commit(repo, tip).tree)
+    return "\n".join([shown(files, cores), *subjects_text(repo, base, tip)])
